@@ -1,0 +1,64 @@
+# sframebt — see README.md.  `make`, `make test`, `make install PREFIX=dir`.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PREFIX  ?= /usr/local
+B       := build
+VERSION := 0.1.0
+SOMAJOR := 0
+
+WARN      := -std=gnu11 -Wall -Wextra -Werror
+LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(CFLAGS)
+TESTFLAGS := $(WARN) -I. -Isrc -Itests $(CFLAGS)
+
+LIB_SRCS := $(wildcard src/*.c)
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
+PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
+
+STATIC := $(B)/libsframebt.a
+SHARED := $(B)/libsframebt.so.$(VERSION)
+
+EXAMPLES := $(patsubst examples/%.c,$(B)/%,$(wildcard examples/*.c))
+
+.PHONY: all lib examples test install clean fuzz bench check-fixtures
+all: lib examples
+
+lib: $(STATIC) $(SHARED)
+
+$(B)/obj/%.o: src/%.c $(wildcard src/*.h) backtrace.h | $(B)/obj
+	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
+$(B)/pic/%.o: src/%.c $(wildcard src/*.h) backtrace.h | $(B)/pic
+	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
+
+$(STATIC): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(SHARED): $(PIC_OBJS)
+	$(CC) -shared -Wl,-soname,libsframebt.so.$(SOMAJOR) -Wl,--gc-sections -o $@ $^
+	ln -sf libsframebt.so.$(VERSION) $(B)/libsframebt.so.$(SOMAJOR)
+	ln -sf libsframebt.so.$(VERSION) $(B)/libsframebt.so
+
+$(B)/obj $(B)/pic $(B)/tests:
+	mkdir -p $@
+
+examples: $(EXAMPLES)
+$(B)/%: examples/%.c $(STATIC) backtrace.h
+	$(CC) $(TESTFLAGS) -Wa,--gsframe $< -o $@ $(STATIC) -ldl -lpthread
+
+# Tests: each tests/t_*.c is a program; tests/run.sh runs them all plus the
+# script checks and prints "N passed, N failed".
+include tests/tests.mk
+
+test: all $(TEST_BINS)
+	@sh tests/run.sh $(B)
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include/sframebt $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 backtrace.h $(DESTDIR)$(PREFIX)/include/sframebt/backtrace.h
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so.$(SOMAJOR)
+	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' sframebt.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/sframebt.pc
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,174 @@
+/* sframebt: fast, async-signal-safe stack traces from SFrame.
+ *
+ * Installed as <sframebt/backtrace.h> (GCC's libbacktrace installs a
+ * <backtrace.h> of its own; the two coexist).  Link with -lsframebt, or use
+ * `pkg-config --cflags --libs sframebt`.
+ *
+ * Quick use:
+ *
+ *     #include <sframebt/backtrace.h>
+ *
+ *     void *pcs[64];
+ *     int n = sframe_backtrace(pcs, 64);      // like glibc backtrace()
+ *
+ *     static void on_prof(int sig, siginfo_t *si, void *uc) {
+ *         void *pcs[64];
+ *         int n = sframe_backtrace_ucontext(uc, pcs, 64);   // signal-safe
+ *         ...
+ *     }
+ *
+ *     static void on_segv(int sig, siginfo_t *si, void *uc) {
+ *         sframe_write_crash_report(uc, 2);   // symbolized, to stderr
+ *         ...
+ *     }
+ *
+ * Async-signal-safety: every function in this header is async-signal-safe
+ * (takes no lock, calls no malloc, no stdio, touches no lazily allocated
+ * TLS, preserves errno) EXCEPT sframe_backtrace_warmup(), which must be
+ * called from normal context.  A backtrace taken in normal context may call
+ * dl_iterate_phdr() to discover objects loaded since the last call; the
+ * same call from a signal handler never does (see README, "Discovery").
+ */
+#ifndef SFRAMEBT_BACKTRACE_H
+#define SFRAMEBT_BACKTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SFRAMEBT_API __attribute__((visibility("default")))
+#else
+#define SFRAMEBT_API
+#endif
+
+/* ---- Backtraces ------------------------------------------------------- */
+
+/* Like glibc backtrace(): stores up to size return addresses, starting with
+ * the return address into the function that called sframe_backtrace(), and
+ * returns how many were stored.  Never blocks, never allocates. */
+SFRAMEBT_API int sframe_backtrace(void **buf, int size);
+
+/* From an SA_SIGINFO handler's third argument (a ucontext_t *): buf[0] is
+ * the interrupted PC, followed by return addresses.  Returns the number
+ * stored (0 if ucontext is NULL or its PC is 0). */
+SFRAMEBT_API int sframe_backtrace_ucontext(const void *ucontext, void **buf,
+					   int size);
+
+/* Why a walk stopped. */
+enum sframe_bt_stop {
+	SFRAME_BT_STOP_NONE = 0,          /* (not stopped: internal) */
+	SFRAME_BT_STOP_OUTERMOST = 1,     /* reached the outermost frame (RA undefined / _start) */
+	SFRAME_BT_STOP_BUFFER_FULL = 2,   /* size frames were stored */
+	SFRAME_BT_STOP_NO_OBJECT = 3,     /* PC is in no loaded object */
+	SFRAME_BT_STOP_NO_UNWIND_INFO = 4,/* object has no SFrame row for PC, and no fallback applies */
+	SFRAME_BT_STOP_BAD_CFA = 5,       /* computed CFA below SP, misaligned or implausibly far */
+	SFRAME_BT_STOP_UNREADABLE = 6,    /* a stack slot could not be read */
+	SFRAME_BT_STOP_BAD_RA = 7,        /* return address 0 or not plausible */
+	SFRAME_BT_STOP_UNSAFE_RULE = 8,   /* rule needs a register known only in the topmost frame */
+	SFRAME_BT_STOP_BAD_CONTEXT = 9,   /* NULL or unusable ucontext */
+	SFRAME_BT_STOP_BAD_SECTION = 10,  /* the object's .sframe failed validation */
+	SFRAME_BT_STOP_CACHE_FULL = 11,   /* object could not be cached (table full) */
+};
+
+/* Where a frame's PC came from. */
+enum sframe_bt_source {
+	SFRAME_BT_FROM_CONTEXT = 0,       /* frame 0: the start PC (ucontext or caller) */
+	SFRAME_BT_FROM_SFRAME = 1,        /* unwound with an SFrame row */
+	SFRAME_BT_FROM_FRAME_POINTER = 2, /* unwound with the frame-pointer rule */
+	SFRAME_BT_FROM_SIGNAL_FRAME = 3,  /* read from a kernel signal frame (sigreturn) */
+	SFRAME_BT_FROM_LINK_REGISTER = 4, /* topmost leaf: RA still in a register */
+};
+
+struct sframe_bt_frame {
+	uintptr_t pc;       /* return address (or exact PC, see below) */
+	uintptr_t cfa;      /* the frame's CFA, 0 when unknown */
+	uint8_t source;     /* enum sframe_bt_source: how this PC was found */
+	uint8_t exact;      /* 1: pc is the exact PC (frame 0, or right after a
+			       signal frame); 0: a return address, look up pc-1 */
+	uint8_t reserved[6];
+};
+
+struct sframe_bt_status {
+	int stop;           /* enum sframe_bt_stop */
+	uintptr_t stop_pc;  /* PC at which the walk stopped (0 if none) */
+	int frames_sframe;  /* frames unwound through SFrame rows */
+	int frames_fp;      /* frames unwound through the frame-pointer rule */
+	int frames_signal;  /* signal frames crossed */
+};
+
+/* Flags for sframe_backtrace_ex(). */
+#define SFRAME_BT_SKIP_SELF  0x1 /* ucontext == NULL: start at the caller of
+				    sframe_backtrace_ex (default: yes, always) */
+#define SFRAME_BT_FP_FALLBACK_ANY 0x2 /* allow a validated frame-pointer step
+				    in objects that carry no .sframe at all
+				    (default: off; see README "Fallback") */
+
+/* The full walk.  ucontext: an SA_SIGINFO ucontext, or NULL to start at the
+ * caller.  Fills up to size frames and *status (may be NULL); returns the
+ * number of frames stored.  Async-signal-safe. */
+SFRAMEBT_API int sframe_backtrace_ex(const void *ucontext,
+				     struct sframe_bt_frame *frames, int size,
+				     unsigned flags,
+				     struct sframe_bt_status *status);
+
+/* Human-readable name of a stop reason ("outermost", "buffer-full", ...). */
+SFRAMEBT_API const char *sframe_bt_stop_name(int stop);
+
+/* Optional: discover and validate every loaded object now, from normal
+ * context, so that the first backtrace pays nothing.  Never needed for
+ * correctness.  Returns the number of objects with SFrame data.  NOT
+ * async-signal-safe (calls dl_iterate_phdr). */
+SFRAMEBT_API int sframe_backtrace_warmup(void);
+
+/* Process-wide default flags OR-ed into every walk (e.g.
+ * SFRAME_BT_FP_FALLBACK_ANY).  Async-signal-safe (an atomic store). */
+SFRAMEBT_API void sframe_backtrace_set_default_flags(unsigned flags);
+
+/* ---- Symbolization (async-signal-safe) -------------------------------- */
+
+/* What is known about one PC.  Strings point into the caller's buffer given
+ * to sframe_symbolize(), or are "" when unknown. */
+struct sframe_symbol {
+	const char *object;      /* path of the object file ("" if none) */
+	uintptr_t object_base;   /* load bias of the object */
+	uintptr_t object_offset; /* pc - load bias */
+	const char *name;        /* function symbol ("" if none found) */
+	uintptr_t name_offset;   /* pc - symbol start */
+};
+
+/* Resolve pc (looked up as given: pass pc-1 for return addresses) using the
+ * object's in-memory .dynsym and, when readable, the .symtab of its file,
+ * read with open/pread into scratch.  No malloc, no lock, no prior
+ * initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
+ * Returns 1 if a name was found, 0 if only the object (or nothing) is
+ * known; *out is filled either way. */
+#define SFRAME_SYMBOLIZE_SCRATCH 8192
+SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
+				  char *scratch, size_t scratch_size);
+
+/* Format one frame as "#3 0x55d0c3a1f2b4 in parse_request+0x24
+ * (/usr/bin/server+0x12b4)" into line (always NUL-terminated); returns the
+ * length.  return_address != 0 looks the name up at pc-1. */
+SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,
+				     int return_address, char *line,
+				     size_t line_size);
+
+/* Write n frames of buf to fd, one formatted line each: the
+ * async-signal-safe counterpart of backtrace_symbols_fd().  buf[0] is
+ * treated as an exact PC, later entries as return addresses. */
+SFRAMEBT_API void sframe_backtrace_symbols_fd(void *const *buf, int n, int fd);
+
+/* Walk from ucontext (NULL: from the caller) and write a symbolized report
+ * to fd, ending with the stop reason.  For crash handlers.  Returns the
+ * number of frames written. */
+SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

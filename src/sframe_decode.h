@@ -1,0 +1,141 @@
+/* SFrame decoder: validate a .sframe section once, then answer lookups.
+ *
+ * The decoder makes no OS calls.  It is given a byte range and the address
+ * at which byte 0 of that range is (or would be) loaded; every read of those
+ * bytes goes through the checked accessor in bytes.h.  sfb_section_load()
+ * validates everything a lookup will later rely on, so lookups never fail on
+ * a loaded section except by "no FDE covers this PC". */
+#ifndef SFB_SFRAME_DECODE_H
+#define SFB_SFRAME_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "bytes.h"
+
+/* Why a section was rejected.  Stable numbers: printed by tools, documented
+ * in the README. */
+enum sfb_err {
+	SFB_OK = 0,
+	SFB_E_TRUNCATED = 1,    /* shorter than the header, or a sub-section runs past the end */
+	SFB_E_MAGIC = 2,        /* not 0xdee2 in either byte order */
+	SFB_E_VERSION = 3,      /* version other than 1, 2, 3 */
+	SFB_E_FLAGS = 4,        /* undefined flag bit set for this version */
+	SFB_E_ABI = 5,          /* unknown ABI, or ABI of the wrong byte order */
+	SFB_E_HEADER = 6,       /* fixed offsets or sub-section layout inconsistent */
+	SFB_E_FDE_RANGE = 7,    /* function start + size wraps, or lies outside the address space */
+	SFB_E_FDE_INFO = 8,     /* reserved FDE info bits, bad FRE type, bad FDE type, bad rep size */
+	SFB_E_FRE_RANGE = 9,    /* an FDE's FREs lie outside the FRE sub-section, or FREs overlap */
+	SFB_E_FRE_ORDER = 10,   /* FRE start offsets not strictly increasing, or past the function end */
+	SFB_E_FRE_INFO = 11,    /* bad data-word size or count for the ABI and FDE type */
+	SFB_E_FLEX = 12,        /* malformed flexible FDE control word */
+	SFB_E_UNSORTED = 13,    /* FDEs not sorted and no room was given to sort them */
+	SFB_E_OVERLAP = 14,     /* two FDEs cover the same PC */
+	SFB_E_COUNT = 15,       /* header FDE/FRE counts do not match the sub-sections */
+	SFB_E_TOO_BIG = 16,     /* more FDEs or bytes than this implementation indexes */
+	SFB_E_NOT_FOUND = 17,   /* lookup only: no FDE covers the PC */
+};
+const char *sfb_err_name(int err);
+
+/* A validated section.  Fixed size, no pointers into memory the decoder
+ * allocated: the caller owns the bytes and the optional order array. */
+struct sfb_section {
+	struct sfb_bytes b;      /* the whole section */
+	uint64_t sec_addr;       /* address of byte 0 of the section */
+	uint8_t version, abi, flags;
+	int8_t fixed_fp, fixed_ra;
+	uint8_t fde_size;        /* 17, 20 or 16 */
+	uint32_t num_fdes;
+	uint32_t num_fres;
+	uint32_t fde_off;        /* absolute offset of the FDE sub-section */
+	uint32_t fre_off;        /* absolute offset of the FRE sub-section */
+	uint32_t fre_len;
+	/* When FDEs are not stored in address order, order[i] is the number of
+	 * the i-th FDE by address.  NULL when they are. */
+	const uint32_t *order;
+	uint64_t pc_lo, pc_hi;   /* [lo, hi) spanned by all FDEs (0,0 if none) */
+};
+
+/* One function descriptor, version-independent. */
+struct sfb_fde {
+	uint64_t start;          /* absolute start PC */
+	uint32_t size;
+	uint32_t fres_at;        /* absolute offset of the first FRE (after the V3 attribute) */
+	uint32_t num_fres;
+	uint8_t fre_type;        /* SFB_FRE_TYPE_ADDR1/2/4 */
+	uint8_t pcmask;          /* 1: PCMASK (repeating block, e.g. PLT) */
+	uint8_t fde_type;        /* SFB_FDE_TYPE_DEFAULT / FLEX (always DEFAULT before V3) */
+	uint8_t rep_size;        /* block size for PCMASK (16 for V1 AMD64) */
+	uint8_t pauth_b;         /* AArch64: RA signed with key B */
+	uint8_t signal;          /* V3: signal frame */
+};
+
+/* Where a value (CFA, RA or FP) is found. */
+enum sfb_loc_kind {
+	SFB_LOC_SAME = 0,        /* unchanged: the register still holds it */
+	SFB_LOC_UNDEFINED = 1,   /* no value: outermost frame */
+	SFB_LOC_EXPR = 2,        /* base + off, dereferenced if deref */
+};
+#define SFB_REG_CFA 0xffffu      /* base = the CFA just computed */
+
+struct sfb_loc {
+	uint8_t kind;            /* enum sfb_loc_kind */
+	uint8_t deref;           /* value = *(base + off) */
+	uint16_t reg;            /* DWARF register number, or SFB_REG_CFA */
+	int32_t off;
+};
+
+/* Row flags. */
+#define SFB_ROW_SIGNAL 0x01      /* the function is a signal trampoline (V3 'S') */
+#define SFB_ROW_OUTERMOST 0x02   /* RA undefined, or an FDE with no FREs */
+#define SFB_ROW_MANGLED_RA 0x04  /* AArch64: RA carries a PAC signature */
+#define SFB_ROW_PAUTH_B 0x08     /* AArch64: ... signed with key B */
+#define SFB_ROW_FLEX 0x10        /* from a V3 flexible FDE */
+#define SFB_ROW_PCMASK 0x20      /* from a PCMASK FDE */
+#define SFB_ROW_RA_FIXED 0x40    /* RA rule is the header's fixed offset */
+#define SFB_ROW_RA_PADDING 0x80  /* RA explicitly marked "not saved" (padding word) */
+
+/* One decoded row: how to find the caller's frame from a PC in
+ * [pc_lo, pc_hi).  Register numbers are DWARF numbers of the section's ABI
+ * (AMD64: sp 7, fp 6; AArch64: sp 31, fp 29, lr 30; s390x: sp 15, fp 11,
+ * ra 14). */
+struct sfb_row {
+	uint64_t func_start;
+	uint32_t func_size;
+	uint64_t pc_lo, pc_hi;   /* absolute range this row covers */
+	struct sfb_loc cfa;      /* always EXPR on a non-outermost row */
+	struct sfb_loc ra;
+	struct sfb_loc fp;
+	uint16_t flags;
+	uint8_t fre_start_raw;   /* unused padding for now */
+};
+
+/* Validate a section of len bytes at p whose byte 0 is at sec_addr.
+ * If the FDEs are not in address order, they are sorted into order_scratch
+ * when it has room for num_fdes entries, and rejected with SFB_E_UNSORTED
+ * otherwise.  Returns SFB_OK or an enum sfb_err. */
+int sfb_section_load(struct sfb_section *s, const void *p, size_t len,
+		     uint64_t sec_addr, uint32_t *order_scratch,
+		     size_t scratch_entries);
+
+/* Read FDE number i (in section order, 0 <= i < num_fdes).  On a loaded
+ * section this cannot fail; it returns SFB_OK or SFB_E_TRUNCATED. */
+int sfb_fde_get(const struct sfb_section *s, uint32_t i, struct sfb_fde *fde);
+
+/* Decode FRE number j of fde into row.  Used by dump tools. */
+int sfb_fre_row(const struct sfb_section *s, const struct sfb_fde *fde,
+		uint32_t j, struct sfb_row *row);
+
+/* The FDE covering pc, by binary search.  SFB_E_NOT_FOUND if none. */
+int sfb_find_fde(const struct sfb_section *s, uint64_t pc,
+		 struct sfb_fde *fde);
+
+/* The row for pc: FDE search, then FRE search (PCINC or PCMASK). */
+int sfb_lookup(const struct sfb_section *s, uint64_t pc, struct sfb_row *row);
+
+/* DWARF numbers of the stack pointer, frame pointer and return-address
+ * register (-1 when the ABI keeps the RA on the stack) for an SFrame ABI. */
+int sfb_abi_sp_reg(uint8_t abi);
+int sfb_abi_fp_reg(uint8_t abi);
+int sfb_abi_ra_reg(uint8_t abi);
+
+#endif

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Runs every test program (build/tests/t_*) and script (tests/t_*.sh).
+# Each prints "ok - ..." / "not ok - ..." lines; a program that exits
+# non-zero without a "not ok" line (a crash, a timeout) counts as one
+# failure.  Ends with "N passed, N failed".
+# Usage: tests/run.sh BUILD_DIR [name-filter]
+B=${1:-build}
+filter=${2:-}
+pass=0
+fail=0
+logdir=$B/test-logs
+mkdir -p "$logdir"
+: "${SFB_TEST_TIMEOUT:=300}"
+for t in "$B"/tests/t_* tests/t_*.sh; do
+	[ -e "$t" ] || continue
+	case "$t" in *.c|*.o|*.d) continue ;; esac
+	name=$(basename "$t")
+	[ -n "$filter" ] && case "$name" in *"$filter"*) ;; *) continue ;; esac
+	log=$logdir/$name.log
+	case "$t" in
+	*.sh) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" sh "$t" >"$log" 2>&1 ;;
+	*) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" "$t" >"$log" 2>&1 ;;
+	esac
+	rc=$?
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name exited with status $rc" >>"$log"
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL $name ($p passed, $f failed) — $log:"
+		grep '^not ok - ' "$log" | head -20
+		tail -5 "$log"
+	else
+		echo "PASS $name ($p checks)"
+	fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

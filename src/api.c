@@ -1,0 +1,142 @@
+/* Public entry points.  Each saves and restores errno, so that a call from
+ * a signal handler leaves the interrupted code's errno untouched. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "backtrace.h"
+#include "objcache.h"
+#include "walk.h"
+
+static _Atomic unsigned default_flags;
+
+void sframe_backtrace_set_default_flags(unsigned flags)
+{
+	atomic_store_explicit(&default_flags, flags, memory_order_relaxed);
+}
+
+const char *sframe_bt_stop_name(int stop)
+{
+	static const char *const names[] = {
+		[SFRAME_BT_STOP_NONE] = "none",
+		[SFRAME_BT_STOP_OUTERMOST] = "outermost",
+		[SFRAME_BT_STOP_BUFFER_FULL] = "buffer-full",
+		[SFRAME_BT_STOP_NO_OBJECT] = "no-object",
+		[SFRAME_BT_STOP_NO_UNWIND_INFO] = "no-unwind-info",
+		[SFRAME_BT_STOP_BAD_CFA] = "bad-cfa",
+		[SFRAME_BT_STOP_UNREADABLE] = "unreadable",
+		[SFRAME_BT_STOP_BAD_RA] = "bad-return-address",
+		[SFRAME_BT_STOP_UNSAFE_RULE] = "unsafe-rule",
+		[SFRAME_BT_STOP_BAD_CONTEXT] = "bad-context",
+		[SFRAME_BT_STOP_BAD_SECTION] = "bad-section",
+		[SFRAME_BT_STOP_CACHE_FULL] = "cache-full",
+	};
+	if (stop < 0 || (unsigned)stop >= sizeof names / sizeof names[0] || !names[stop])
+		return "unknown";
+	return names[stop];
+}
+
+/* The caller's registers, from this function's own frame.  The library is
+ * built with frame pointers, so the frame record gives the caller's frame
+ * without any table: CFA = fp + 16, RA at CFA - 8, caller's FP at CFA - 16.
+ * Must be inlined into each public entry so that "caller" is the user. */
+#define CALLER_REGS(r)                                                        \
+	do {                                                                  \
+		uintptr_t fa_ = (uintptr_t)__builtin_frame_address(0);        \
+		memset(&(r), 0, sizeof(r));                                   \
+		(r).pc = (uintptr_t)__builtin_return_address(0);              \
+		(r).sp = fa_ + 16;                                            \
+		(r).fp = *(const uintptr_t *)fa_;                             \
+	} while (0)
+
+static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, int size,
+			 unsigned flags, struct sframe_bt_status *st)
+{
+	struct sfb_regs r;
+	if (!sfb_arch_from_ucontext(uc, &r)) {
+		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
+		st->stop_pc = 0;
+		return 0;
+	}
+	return sfb_walk(&r, true, frames, size,
+			flags | atomic_load_explicit(&default_flags, memory_order_relaxed), st);
+}
+
+#define FRAMES_ON_STACK 64
+
+/* Copy PCs out of a frame array, in chunks so that the stack use of the
+ * simple entry points stays bounded whatever size the caller passes. */
+static int to_pcs(const struct sframe_bt_frame *f, int n, void **buf)
+{
+	for (int i = 0; i < n; i++)
+		buf[i] = (void *)f[i].pc;
+	return n;
+}
+
+__attribute__((noinline)) int sframe_backtrace(void **buf, int size)
+{
+	int saved = errno;
+	if (!buf || size <= 0)
+		return 0;
+	struct sframe_bt_frame frames[FRAMES_ON_STACK * 4];
+	struct sframe_bt_status st;
+	struct sfb_regs r;
+	CALLER_REGS(r);
+	int cap = size < (int)(sizeof frames / sizeof frames[0]) ? size
+							    : (int)(sizeof frames / sizeof frames[0]);
+	int n = sfb_walk(&r, false, frames, cap,
+			 atomic_load_explicit(&default_flags, memory_order_relaxed), &st);
+	to_pcs(frames, n, buf);
+	errno = saved;
+	return n;
+}
+
+int sframe_backtrace_ucontext(const void *uc, void **buf, int size)
+{
+	int saved = errno;
+	if (!buf || size <= 0)
+		return 0;
+	struct sframe_bt_frame frames[FRAMES_ON_STACK * 4];
+	struct sframe_bt_status st;
+	int cap = size < (int)(sizeof frames / sizeof frames[0]) ? size
+							    : (int)(sizeof frames / sizeof frames[0]);
+	int n = walk_ucontext(uc, frames, cap, 0, &st);
+	to_pcs(frames, n, buf);
+	errno = saved;
+	return n;
+}
+
+__attribute__((noinline)) int sframe_backtrace_ex(const void *uc,
+						  struct sframe_bt_frame *frames,
+						  int size, unsigned flags,
+						  struct sframe_bt_status *status)
+{
+	int saved = errno;
+	struct sframe_bt_status local;
+	struct sframe_bt_status *st = status ? status : &local;
+	memset(st, 0, sizeof *st);
+	if (!frames || size <= 0) {
+		st->stop = SFRAME_BT_STOP_BUFFER_FULL;
+		return 0;
+	}
+	int n;
+	if (uc) {
+		n = walk_ucontext(uc, frames, size, flags, st);
+	} else {
+		struct sfb_regs r;
+		CALLER_REGS(r);
+		n = sfb_walk(&r, false, frames, size,
+			     flags | atomic_load_explicit(&default_flags, memory_order_relaxed),
+			     st);
+	}
+	errno = saved;
+	return n;
+}
+
+int sframe_backtrace_warmup(void)
+{
+	int saved = errno;
+	int n = sfb_objcache_warmup();
+	errno = saved;
+	return n;
+}

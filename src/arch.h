@@ -1,0 +1,60 @@
+/* What the walker needs from an architecture.  One file per architecture
+ * implements it: arch_x86_64.c (arch_aarch64.c and arch_s390x.c follow the
+ * same shape).  Everything here is async-signal-safe. */
+#ifndef SFB_ARCH_H
+#define SFB_ARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "memread.h"
+#include "sframe_decode.h"
+
+#define SFB_MAX_DWARF_REGS 32
+
+/* Register state of one frame. */
+struct sfb_regs {
+	uintptr_t pc, sp, fp;
+	uintptr_t ra;        /* link register (AArch64 x30, s390x r14); x86-64: unused */
+	/* All general registers by DWARF number, valid only when have_all:
+	 * the topmost frame of a ucontext walk and the frame right after a
+	 * signal frame.  Elsewhere they are unknown (callee-clobbered). */
+	uintptr_t gpr[SFB_MAX_DWARF_REGS];
+	bool have_all;
+	bool have_ra;        /* ra holds the live link register */
+};
+
+/* The SFrame ABI this build walks, and its stack rules. */
+extern const uint8_t sfb_arch_abi;
+#define SFB_CFA_ALIGN 8u
+
+/* Fill regs from an SA_SIGINFO ucontext.  False if it is unusable. */
+bool sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
+
+/* The value of DWARF register n in regs, if known. */
+bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
+
+/* The stack pointer of the caller, given the CFA. */
+uintptr_t sfb_arch_sp_from_cfa(uintptr_t cfa);
+
+/* Is code at pc the kernel signal-return trampoline?  code_lo/hi bound
+ * where code may be read (the object's executable segment). */
+bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
+
+/* The interrupted registers from the signal frame found at sp (the stack
+ * pointer when the trampoline runs).  False if unreadable. */
+bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_regs *out);
+
+/* Remove pointer-authentication bits from a return address (AArch64). */
+uintptr_t sfb_arch_strip_pac(uintptr_t ra);
+
+/* Correct a row that toolchains are known to get wrong at the topmost
+ * frame (x86-64: PLT stubs that have not pushed anything yet). */
+void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,
+			      struct sfb_row *row);
+
+/* The frame-pointer rule: caller's CFA, RA and FP slots relative to FP. */
+#define SFB_FP_CFA_OFFSET 16
+#define SFB_FP_RA_OFFSET (-8)  /* relative to the CFA */
+#define SFB_FP_FP_OFFSET (-16) /* relative to the CFA */
+
+#endif

@@ -1,0 +1,117 @@
+/* x86-64: registers from ucontext, the rt_sigreturn trampoline, PLT stubs.
+ *
+ * DWARF numbers: 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp,
+ * 8-15 r8-r15, 16 rip (the return address column). */
+#if defined(__x86_64__)
+#define _GNU_SOURCE
+#include "arch.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "sframe_format.h"
+
+const uint8_t sfb_arch_abi = SFB_ABI_AMD64_LE;
+
+/* DWARF number -> gregs[] index. */
+static const int8_t dwarf_to_greg[17] = {
+	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+	REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+	REG_RIP,
+};
+
+static void from_gregs(const greg_t *g, struct sfb_regs *r)
+{
+	for (unsigned n = 0; n < 17; n++)
+		r->gpr[n] = (uintptr_t)g[dwarf_to_greg[n]];
+	r->pc = (uintptr_t)g[REG_RIP];
+	r->sp = (uintptr_t)g[REG_RSP];
+	r->fp = (uintptr_t)g[REG_RBP];
+	r->ra = 0;
+	r->have_all = true;
+	r->have_ra = false;
+}
+
+bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
+{
+	if (!ucv)
+		return false;
+	const ucontext_t *uc = ucv;
+	from_gregs(uc->uc_mcontext.gregs, r);
+	return true;
+}
+
+bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
+{
+	if (n == 7) {
+		*out = r->sp;
+		return true;
+	}
+	if (n == 6) {
+		*out = r->fp;
+		return true;
+	}
+	if (r->have_all && n < 17) {
+		*out = r->gpr[n];
+		return true;
+	}
+	return false;
+}
+
+uintptr_t sfb_arch_sp_from_cfa(uintptr_t cfa)
+{
+	return cfa;
+}
+
+/* glibc's __restore_rt: mov $15, %rax; syscall.  musl's is the same
+ * instruction sequence. */
+static const uint8_t sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,
+					  0x0f, 0x05 };
+
+bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	if (pc < lo || pc >= hi || hi - pc < sizeof sigreturn_code)
+		return false;
+	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
+}
+
+/* At the trampoline, sp points at the ucontext of the kernel's
+ * struct rt_sigframe (its pretcode was popped by the handler's ret). */
+bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_regs *out)
+{
+	uintptr_t g = sp + offsetof(ucontext_t, uc_mcontext.gregs);
+	greg_t gregs[NGREG];
+	for (unsigned i = 0; i < NGREG; i++) {
+		uintptr_t v;
+		if (!sfb_mem_read(m, g + 8 * i, &v))
+			return false;
+		gregs[i] = (greg_t)v;
+	}
+	from_gregs(gregs, out);
+	return true;
+}
+
+uintptr_t sfb_arch_strip_pac(uintptr_t ra)
+{
+	return ra;
+}
+
+/* ld describes a .plt.got stub (a lone `jmp *sym@GOT(%rip)`) with a PCMASK
+ * row saying CFA = sp+16, but the stub runs with only the return address
+ * pushed.  Any PLT stub about to execute its indirect jump has pushed
+ * nothing, so at the topmost frame CFA = sp+8 there, whatever the row says. */
+void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi,
+			      struct sfb_row *row)
+{
+	if (!(row->flags & SFB_ROW_PCMASK) || pc < lo || pc >= hi || hi - pc < 3)
+		return;
+	const uint8_t *c = (const uint8_t *)pc;
+	bool jmp = (c[0] == 0xff && c[1] == 0x25) ||              /* jmp *disp(%rip) */
+		   (c[0] == 0xf2 && c[1] == 0xff && c[2] == 0x25); /* bnd jmp */
+	if (jmp) {
+		row->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, 7, 8 };
+	}
+}
+#endif

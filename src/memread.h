@@ -1,0 +1,69 @@
+/* The one accessor through which the walker reads stack memory.
+ *
+ * A walk carries a few windows of memory known to be readable.  A read
+ * inside a window is one compare.  A read outside every window probes its
+ * page once with a system call that copies from the address in the kernel
+ * (rt_sigprocmask with an invalid 'how': EFAULT if unreadable, EINVAL
+ * otherwise, no side effect), and a readable page becomes a window.  So a
+ * corrupted stack pointer can never fault the walker, and a walk over one
+ * stack pays about one probe per distinct page it touches, which the
+ * per-thread cache in memread.c avoids for the thread's own stack. */
+#ifndef SFB_MEMREAD_H
+#define SFB_MEMREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SFB_MEM_WINDOWS 4
+
+struct sfb_window {
+	uintptr_t lo, hi; /* [lo, hi) readable */
+};
+
+struct sfb_mem {
+	struct sfb_window win[SFB_MEM_WINDOWS];
+	unsigned next;    /* round-robin replacement */
+	unsigned probes;  /* system calls made by this walk */
+	unsigned probe_budget;
+};
+
+/* Start a walk's memory view.  sp: the starting stack pointer (a hint for
+ * the per-thread stack cache); uc_stack_lo/hi: the sigaltstack from a
+ * ucontext, or 0, 0. */
+void sfb_mem_init(struct sfb_mem *m, uintptr_t sp, uintptr_t alt_lo,
+		  uintptr_t alt_hi);
+
+/* Declare [lo, hi) readable without probing (the caller knows). */
+void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi);
+
+bool sfb_mem_slow_ok(struct sfb_mem *m, uintptr_t addr, unsigned size);
+
+static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
+				     unsigned size)
+{
+	for (unsigned i = 0; i < SFB_MEM_WINDOWS; i++)
+		if (addr - m->win[i].lo < m->win[i].hi - m->win[i].lo &&
+		    m->win[i].hi - addr >= size)
+			return true;
+	return false;
+}
+
+/* Read one machine word (8 bytes) at addr.  False if unreadable or
+ * misaligned. */
+static inline bool sfb_mem_read(struct sfb_mem *m, uintptr_t addr, uintptr_t *out)
+{
+	if (addr & 7)
+		return false;
+	if (!sfb_mem_in_window(m, addr, 8) && !sfb_mem_slow_ok(m, addr, 8))
+		return false;
+	*out = *(const volatile uintptr_t *)addr;
+	return true;
+}
+
+/* Copy size bytes at addr (code bytes, any alignment). */
+bool sfb_mem_copy(struct sfb_mem *m, uintptr_t addr, void *dst, unsigned size);
+
+/* Is the page holding addr readable?  One system call; errno preserved. */
+bool sfb_probe_readable(uintptr_t addr);
+
+#endif

@@ -1,0 +1,264 @@
+/* The object cache.  The protocol is described in objcache.h. */
+#define _GNU_SOURCE
+#include "objcache.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "backtrace.h"
+#include "memread.h"
+#include "sframe_format.h"
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME 0x6474e554
+#endif
+
+struct sfb_slot {
+	_Atomic uint32_t seq;
+	struct sfb_object obj;
+};
+
+static struct sfb_slot table[SFB_CACHE_SLOTS];
+static _Atomic unsigned stat_discoveries, stat_reclaimed;
+
+static unsigned slot_hash(uintptr_t map_start)
+{
+	uint64_t h = (uint64_t)(map_start >> 12) * 0x9e3779b97f4a7c15ull;
+	return (unsigned)(h >> 40) % SFB_CACHE_SLOTS;
+}
+
+/* Seqlock read: a copy of slot i, or false if it was empty, being written,
+ * or changed while we copied. */
+static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
+{
+	struct sfb_slot *s = &table[i];
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+	*seq_out = seq;
+	if (seq == 0 || (seq & 1))
+		return false;
+	memcpy(out, &s->obj, sizeof *out);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
+}
+
+static bool slot_claim(unsigned i, uint32_t seen)
+{
+	return atomic_compare_exchange_strong_explicit(&table[i].seq, &seen, seen | 1,
+						       memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void slot_publish(unsigned i, const struct sfb_object *obj)
+{
+	struct sfb_slot *s = &table[i];
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	memcpy(&s->obj, obj, sizeof *obj);
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
+}
+
+static bool same_object(const struct sfb_object *o, const struct dl_find_object *r)
+{
+	return o->map_start == (uintptr_t)r->dlfo_map_start &&
+	       o->map_end == (uintptr_t)r->dlfo_map_end &&
+	       o->link_map == r->dlfo_link_map;
+}
+
+/* Is the object a slot describes still loaded? */
+static bool still_loaded(const struct sfb_object *o)
+{
+	struct dl_find_object r;
+	return _dl_find_object((void *)o->map_start, &r) == 0 && same_object(o, &r);
+}
+
+/* Build an object description from its program headers in memory.  The
+ * ELF header is at the start of the first mapping for every object ld.so
+ * loads; it is probed once, and everything read after it is checked to lie
+ * inside the object's readable PT_LOAD segments. */
+static void describe(const struct dl_find_object *r, struct sfb_object *o)
+{
+	memset(o, 0, sizeof *o);
+	o->map_start = (uintptr_t)r->dlfo_map_start;
+	o->map_end = (uintptr_t)r->dlfo_map_end;
+	o->link_map = r->dlfo_link_map;
+	o->live = 1;
+	o->source = SFB_SRC_NONE;
+	o->status = SFB_OK;
+	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
+
+	const ElfW(Ehdr) *eh = (const void *)o->map_start;
+	if (o->map_end - o->map_start < sizeof *eh || !sfb_probe_readable(o->map_start) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)))
+		return;
+	uint64_t ph_end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
+	if (eh->e_phoff < sizeof *eh || ph_end > 4096 || ph_end > o->map_end - o->map_start)
+		return; /* headers outside the probed first page */
+	const ElfW(Phdr) *ph = (const void *)(o->map_start + eh->e_phoff);
+
+	const ElfW(Phdr) *sframe = NULL;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && !o->exec_hi) {
+			o->exec_lo = o->bias + ph[i].p_vaddr;
+			o->exec_hi = o->exec_lo + ph[i].p_memsz;
+		}
+		if (ph[i].p_type == PT_GNU_SFRAME)
+			sframe = &ph[i];
+	}
+	if (!sframe)
+		return;
+	o->source = SFB_SRC_SFRAME;
+	/* The section must lie in one readable loaded segment. */
+	bool inside = false;
+	for (unsigned i = 0; i < eh->e_phnum && !inside; i++)
+		inside = ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_R) &&
+			 sframe->p_vaddr >= ph[i].p_vaddr &&
+			 sframe->p_memsz <= ph[i].p_filesz &&
+			 sframe->p_vaddr - ph[i].p_vaddr <= ph[i].p_filesz - sframe->p_memsz;
+	if (!inside) {
+		o->status = SFB_E_HEADER;
+		return;
+	}
+	uintptr_t at = o->bias + sframe->p_vaddr;
+	/* No scratch: linked objects are sorted; an unsorted one is refused. */
+	o->status = (int8_t)sfb_section_load(&o->sec, (const void *)at, sframe->p_memsz,
+					     at, NULL, 0);
+	if (o->status == SFB_OK && o->sec.version < SFB_VERSION_3)
+		o->frame_pointer = !!(o->sec.flags & SFB_F_FRAME_POINTER);
+	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
+}
+
+#define MAX_PROBE 64
+
+int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
+{
+	struct dl_find_object r;
+	if (_dl_find_object((void *)pc, &r) != 0)
+		return SFRAME_BT_STOP_NO_OBJECT;
+
+	unsigned h = slot_hash((uintptr_t)r.dlfo_map_start);
+	int free_slot = -1;
+	uint32_t free_seq = 0;
+	for (unsigned k = 0; k < MAX_PROBE; k++) {
+		unsigned i = (h + k) % SFB_CACHE_SLOTS;
+		uint32_t seq;
+		if (slot_read(i, out, &seq)) {
+			if (out->live && same_object(out, &r))
+				return 0;
+			if (!out->live && free_slot < 0) {
+				free_slot = (int)i;
+				free_seq = seq;
+			}
+			continue;
+		}
+		if (seq == 0) {
+			if (free_slot < 0) {
+				free_slot = (int)i;
+				free_seq = 0;
+			}
+			break; /* the probe chain ends at a never-used slot */
+		}
+	}
+
+	/* Not cached: describe it, then publish it where there is room. */
+	describe(&r, out);
+	if (free_slot >= 0 && slot_claim((unsigned)free_slot, free_seq)) {
+		slot_publish((unsigned)free_slot, out);
+		return 0;
+	}
+	/* Lost a race or the chain is full: reclaim a slot whose object is
+	 * gone, else use the description for this walk only. */
+	for (unsigned k = 0; k < MAX_PROBE; k++) {
+		unsigned i = (h + k) % SFB_CACHE_SLOTS;
+		struct sfb_object old;
+		uint32_t seq;
+		bool ok = slot_read(i, &old, &seq);
+		if (seq == 0 || (ok && (!old.live || !still_loaded(&old)))) {
+			if (slot_claim(i, seq)) {
+				if (ok && old.live)
+					atomic_fetch_add_explicit(&stat_reclaimed, 1,
+								  memory_order_relaxed);
+				slot_publish(i, out);
+				return 0;
+			}
+		}
+	}
+	return 0; /* uncached but valid for this walk */
+}
+
+/* ---- Warm-up and dlclose sweeping (normal context) --------------------- */
+
+static unsigned long long seen_adds, seen_subs;
+
+static int warm_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	int *count = arg;
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_LOAD)
+			continue;
+		struct sfb_object o;
+		uintptr_t addr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+		if (sfb_objcache_find(addr, &o) == 0 && o.source != SFB_SRC_NONE &&
+		    o.status == SFB_OK)
+			++*count;
+		break;
+	}
+	return 0;
+}
+
+static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the counters are the same in every call: stop at once */
+}
+
+/* Tombstone every slot whose object dlclose() removed. */
+static void sweep(void)
+{
+	for (unsigned i = 0; i < SFB_CACHE_SLOTS; i++) {
+		struct sfb_object o;
+		uint32_t seq;
+		if (slot_read(i, &o, &seq) && o.live && !still_loaded(&o) &&
+		    slot_claim(i, seq)) {
+			o.live = 0;
+			slot_publish(i, &o);
+			atomic_fetch_add_explicit(&stat_reclaimed, 1, memory_order_relaxed);
+		}
+	}
+}
+
+int sfb_objcache_warmup(void)
+{
+	unsigned long long c[2] = { 0, 0 };
+	dl_iterate_phdr(read_counters, c);
+	if (c[1] != seen_subs)
+		sweep();
+	seen_adds = c[0];
+	seen_subs = c[1];
+	int count = 0;
+	dl_iterate_phdr(warm_one, &count);
+	return count;
+}
+
+void sfb_objcache_stats(struct sfb_cache_stats *st)
+{
+	unsigned used = 0;
+	for (unsigned i = 0; i < SFB_CACHE_SLOTS; i++) {
+		struct sfb_object o;
+		uint32_t seq;
+		if (slot_read(i, &o, &seq) && o.live)
+			used++;
+	}
+	st->slots_used = used;
+	st->discoveries = atomic_load(&stat_discoveries);
+	st->reclaimed = atomic_load(&stat_reclaimed);
+}

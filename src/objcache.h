@@ -1,0 +1,73 @@
+/* The object cache: which loaded object holds a PC, and its unwind rows.
+ *
+ * An object's rows come from a source:
+ *   SFB_SRC_SFRAME   its PT_GNU_SFRAME segment, validated once;
+ *   SFB_SRC_MEMORY   SFrame bytes handed over at run time (JIT code);
+ *   SFB_SRC_DERIVED  rows derived some other way (e.g. from .eh_frame,
+ *                    outside the signal path);
+ *   SFB_SRC_NONE     the object is known but has no rows.
+ * The walker asks sfb_object_row() and does not care which.
+ *
+ * Concurrency protocol (the whole of it):
+ * - The table is a fixed array of slots, open-addressed by the object's
+ *   mapping start.  glibc's _dl_find_object() (lock-free, async-signal-safe
+ *   since 2.35) maps a PC to its object; the table only remembers what we
+ *   derived from that object, so a PC in an object that dlclose() removed is
+ *   never matched again once dlclose() has returned: _dl_find_object() no
+ *   longer reports it.
+ * - Each slot has a sequence number: 0 = never used, odd = a writer owns
+ *   it, even = stable.  A writer claims a slot with one compare-and-swap
+ *   (0 or even -> odd), fills it, then publishes it with a release store of
+ *   the next even number.  Writers never wait: a slot that is odd is
+ *   skipped and another is used.
+ * - A reader copies a slot, then checks the sequence number is unchanged
+ *   (a seqlock read).  A copy that changed under it is thrown away.  So a
+ *   reader never waits, never sees a half-written slot, and never writes.
+ * - Slots whose object is gone (checked with _dl_find_object) become
+ *   tombstones and are reused.
+ * Nothing here allocates; the table is static and its size is the memory
+ * bound (SFB_CACHE_SLOTS * sizeof(struct sfb_slot)). */
+#ifndef SFB_OBJCACHE_H
+#define SFB_OBJCACHE_H
+
+#include <stdint.h>
+#include "sframe_decode.h"
+
+#define SFB_CACHE_SLOTS 1024
+
+enum sfb_source {
+	SFB_SRC_NONE = 0,
+	SFB_SRC_SFRAME = 1,
+	SFB_SRC_MEMORY = 2,
+	SFB_SRC_DERIVED = 3,
+};
+
+struct sfb_object {
+	/* identity, from _dl_find_object */
+	uintptr_t map_start, map_end;
+	const void *link_map;
+	uintptr_t bias;          /* l_addr */
+	uintptr_t exec_lo, exec_hi; /* the executable PT_LOAD, for code reads */
+	uint8_t live;            /* 0: tombstone */
+	uint8_t source;          /* enum sfb_source */
+	int8_t status;           /* SFB_OK, or why its section was rejected */
+	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
+	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
+};
+
+/* Find the object holding pc, discovering and caching it if needed.
+ * Async-signal-safe.  Returns 0 and a consistent copy in *out, or a
+ * sframe_bt_stop reason (SFRAME_BT_STOP_NO_OBJECT, ..._CACHE_FULL). */
+int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
+
+/* Discover every loaded object now (dl_iterate_phdr: normal context only).
+ * Returns the number of objects with SFrame rows. */
+int sfb_objcache_warmup(void);
+
+/* Statistics for tests and the benchmark. */
+struct sfb_cache_stats {
+	unsigned slots_used, discoveries, reclaimed;
+};
+void sfb_objcache_stats(struct sfb_cache_stats *st);
+
+#endif

@@ -1,0 +1,255 @@
+/* The walker: from one frame's registers to the caller's, until a stop.
+ *
+ * Each step finds the object holding the PC (objcache), asks it for the row
+ * (decoder), and applies the row: CFA, then RA and FP relative to it.
+ * Every step is validated, and every stack read goes through memread.h, so
+ * a corrupted stack ends the walk with a reason, never a fault or a loop:
+ * the stack pointer strictly increases except across signal frames, whose
+ * number is bounded. */
+#include "walk.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "arch.h"
+#include "objcache.h"
+#include "sframe_format.h"
+
+/* A CFA further than this above the stack pointer is not a frame. */
+#define MAX_FRAME_SIZE (256u << 20)
+#define MAX_SIGNAL_FRAMES 64
+
+struct walker {
+	struct sfb_mem mem;
+	struct sfb_object obj; /* memo: the object of the previous frame */
+	bool have_obj;
+	unsigned flags;
+};
+
+static int find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
+{
+	/* Objects are revalidated through _dl_find_object on every change of
+	 * object, so a memo never outlives one walk. */
+	if (!w->have_obj || pc < w->obj.map_start || pc >= w->obj.map_end) {
+		int stop = sfb_objcache_find(pc, &w->obj);
+		w->have_obj = stop == 0;
+		if (stop)
+			return stop;
+	}
+	*out = &w->obj;
+	return 0;
+}
+
+/* Value of a rule's base. */
+static bool loc_base(const struct sfb_regs *r, const struct sfb_loc *l,
+		     uintptr_t cfa, uintptr_t *out)
+{
+	if (l->reg == SFB_REG_CFA) {
+		*out = cfa;
+		return true;
+	}
+	return sfb_arch_reg(r, l->reg, out);
+}
+
+/* Apply one location rule.  stop is set when it cannot be evaluated. */
+static bool apply_loc(struct walker *w, const struct sfb_regs *r,
+		      const struct sfb_loc *l, uintptr_t cfa, uintptr_t *out, int *stop)
+{
+	uintptr_t base;
+	if (!loc_base(r, l, cfa, &base)) {
+		*stop = SFRAME_BT_STOP_UNSAFE_RULE;
+		return false;
+	}
+	uintptr_t addr = base + (uintptr_t)(intptr_t)l->off;
+	if (!l->deref) {
+		*out = addr;
+		return true;
+	}
+	if (!sfb_mem_read(&w->mem, addr, out)) {
+		*stop = SFRAME_BT_STOP_UNREADABLE;
+		return false;
+	}
+	return true;
+}
+
+/* A new CFA must lie above the stack pointer (at it, only in the topmost
+ * frame, e.g. an AArch64 leaf at entry), aligned, and not absurdly far. */
+static bool cfa_ok(uintptr_t cfa, uintptr_t sp, bool topmost)
+{
+	if (cfa % SFB_CFA_ALIGN)
+		return false;
+	if (cfa < sp || (cfa == sp && !topmost))
+		return false;
+	return cfa - sp <= MAX_FRAME_SIZE;
+}
+
+/* One step with an SFrame row.  Returns 0 and the caller's registers in
+ * next, or a stop reason. */
+static int step_row(struct walker *w, const struct sfb_regs *r, bool topmost,
+		    const struct sfb_row *row, struct sfb_regs *next, uintptr_t *cfa_out)
+{
+	int stop = 0;
+	uintptr_t cfa, ra, fp;
+	if (row->flags & SFB_ROW_OUTERMOST)
+		return SFRAME_BT_STOP_OUTERMOST;
+	/* A rule based on a register other than SP/FP is sound only where all
+	 * registers are known: the topmost frame. */
+	if (row->cfa.kind != SFB_LOC_EXPR)
+		return SFRAME_BT_STOP_NO_UNWIND_INFO;
+	if (!apply_loc(w, r, &row->cfa, 0, &cfa, &stop))
+		return stop;
+	if (!cfa_ok(cfa, r->sp, topmost))
+		return SFRAME_BT_STOP_BAD_CFA;
+
+	switch (row->ra.kind) {
+	case SFB_LOC_EXPR:
+		if (!apply_loc(w, r, &row->ra, cfa, &ra, &stop))
+			return stop;
+		break;
+	case SFB_LOC_SAME: /* still in the link register: only where it is live */
+		if (!r->have_ra)
+			return SFRAME_BT_STOP_UNSAFE_RULE;
+		ra = r->ra;
+		break;
+	default:
+		return SFRAME_BT_STOP_OUTERMOST;
+	}
+	if (row->flags & SFB_ROW_MANGLED_RA)
+		ra = sfb_arch_strip_pac(ra);
+
+	switch (row->fp.kind) {
+	case SFB_LOC_EXPR:
+		if (!apply_loc(w, r, &row->fp, cfa, &fp, &stop))
+			return stop;
+		break;
+	default:
+		fp = r->fp;
+		break;
+	}
+	memset(next, 0, sizeof *next);
+	next->pc = ra;
+	next->sp = sfb_arch_sp_from_cfa(cfa);
+	next->fp = fp;
+	*cfa_out = cfa;
+	return 0;
+}
+
+/* The frame-pointer rule, validated like any other step. */
+static int step_fp(struct walker *w, const struct sfb_regs *r, bool topmost,
+		   struct sfb_regs *next, uintptr_t *cfa_out)
+{
+	uintptr_t cfa = r->fp + SFB_FP_CFA_OFFSET, ra, fp;
+	if (r->fp < r->sp || !cfa_ok(cfa, r->sp, topmost))
+		return SFRAME_BT_STOP_BAD_CFA;
+	if (!sfb_mem_read(&w->mem, cfa + SFB_FP_RA_OFFSET, &ra) ||
+	    !sfb_mem_read(&w->mem, cfa + SFB_FP_FP_OFFSET, &fp))
+		return SFRAME_BT_STOP_UNREADABLE;
+	memset(next, 0, sizeof *next);
+	next->pc = sfb_arch_strip_pac(ra);
+	next->sp = sfb_arch_sp_from_cfa(cfa);
+	next->fp = fp;
+	*cfa_out = cfa;
+	return 0;
+}
+
+/* May the frame-pointer rule be used for a PC the object has no row for? */
+static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
+{
+	if (o->source != SFB_SRC_NONE && o->status == SFB_OK)
+		return o->frame_pointer; /* the section promises frame pointers */
+	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
+}
+
+int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
+	     int size, unsigned flags, struct sframe_bt_status *st)
+{
+	struct walker w;
+	w.have_obj = false;
+	w.flags = flags;
+	sfb_mem_init(&w.mem, regs->sp, 0, 0);
+	memset(st, 0, sizeof *st);
+
+	int n = 0, signals = 0;
+	bool topmost = true; /* registers beyond SP/FP are known */
+	uint8_t source = SFRAME_BT_FROM_CONTEXT;
+	uintptr_t cfa = 0;
+	struct sfb_regs next;
+
+	if (regs->pc == 0) {
+		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
+		return 0;
+	}
+	for (;;) {
+		if (n == size) {
+			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
+			break;
+		}
+		frames[n] = (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
+						      .exact = exact };
+		n++;
+
+		/* Return addresses point after the call; look up the call. */
+		uintptr_t lookup = exact ? regs->pc : regs->pc - 1;
+		const struct sfb_object *o;
+		int stop = find_object(&w, lookup, &o);
+		if (stop) {
+			st->stop = stop;
+			break;
+		}
+		struct sfb_row row;
+		bool have_row = (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY) &&
+				o->status == SFB_OK &&
+				sfb_lookup(&o->sec, lookup, &row) == SFB_OK;
+		bool is_signal = have_row ? (row.flags & SFB_ROW_SIGNAL) != 0
+					  : sfb_arch_is_sigreturn(regs->pc, o->exec_lo, o->exec_hi);
+		if (is_signal) {
+			if (++signals > MAX_SIGNAL_FRAMES ||
+			    !sfb_arch_sigframe_regs(&w.mem, regs->sp, &next)) {
+				st->stop = SFRAME_BT_STOP_UNREADABLE;
+				break;
+			}
+			*regs = next;
+			exact = true;
+			topmost = true;
+			source = SFRAME_BT_FROM_SIGNAL_FRAME;
+			st->frames_signal++;
+			frames[n - 1].cfa = regs->sp;
+			if (regs->pc == 0) {
+				st->stop = SFRAME_BT_STOP_BAD_RA;
+				break;
+			}
+			continue;
+		}
+		if (have_row) {
+			if (topmost)
+				sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
+			stop = step_row(&w, regs, topmost, &row, &next, &cfa);
+			source = SFRAME_BT_FROM_SFRAME;
+		} else if (fp_allowed(&w, o)) {
+			stop = step_fp(&w, regs, topmost, &next, &cfa);
+			source = SFRAME_BT_FROM_FRAME_POINTER;
+		} else {
+			stop = o->source != SFB_SRC_NONE && o->status != SFB_OK
+				       ? SFRAME_BT_STOP_BAD_SECTION
+				       : SFRAME_BT_STOP_NO_UNWIND_INFO;
+		}
+		if (stop) {
+			st->stop = stop;
+			break;
+		}
+		frames[n - 1].cfa = cfa;
+		if (source == SFRAME_BT_FROM_SFRAME)
+			st->frames_sframe++;
+		else
+			st->frames_fp++;
+		if (next.pc == 0) {
+			st->stop = SFRAME_BT_STOP_OUTERMOST;
+			break;
+		}
+		*regs = next;
+		exact = false;
+		topmost = false;
+	}
+	st->stop_pc = regs->pc;
+	return n;
+}

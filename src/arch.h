@@ -44,6 +44,9 @@ bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
  * pointer when the trampoline runs).  False if unreadable. */
 bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_regs *out);
 
+/* Is ra just after a call instruction in [code_lo, code_hi)? */
+bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);
+
 /* Remove pointer-authentication bits from a return address (AArch64). */
 uintptr_t sfb_arch_strip_pac(uintptr_t ra);
 

@@ -115,3 +115,46 @@ void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi,
 	}
 }
 #endif
+
+/* Does a call instruction end exactly at ra?  A return address that is
+ * not preceded by a call is not a return address: this catches stale or
+ * garbage stack words, and unwind rows that toolchains got wrong (binutils
+ * 2.40 describes DRAP functions as CFA = sp+8 throughout).  Forms: call
+ * rel32 (e8), and call r/m64 (ff /2) in every ModRM/SIB/displacement
+ * length (a REX prefix, if any, precedes the ff and changes nothing). */
+static unsigned modrm_call_len(const uint8_t *m)
+{
+	uint8_t modrm = m[0], mod = modrm >> 6, rm = modrm & 7;
+	if (((modrm >> 3) & 7) != 2)
+		return 0;
+	unsigned len = 2; /* ff + modrm */
+	if (mod == 3)
+		return len;
+	if (rm == 4) {
+		len++; /* SIB */
+		if (mod == 0 && (m[1] & 7) == 5)
+			len += 4;
+	}
+	if (mod == 0 && rm == 5)
+		len += 4; /* rip-relative */
+	else if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len;
+}
+
+bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
+{
+	if (ra - lo < 8 || ra > hi)
+		return false;
+	const uint8_t *c = (const uint8_t *)ra;
+	if (c[-5] == 0xe8)
+		return true;
+	for (unsigned len = 2; len <= 7; len++) {
+		const uint8_t *op = c - len;
+		if (op[0] == 0xff && modrm_call_len(op + 1) == len)
+			return true;
+	}
+	return false;
+}

@@ -180,19 +180,16 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		return 0;
 	}
 	for (;;) {
-		if (n == size) {
-			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
-			break;
-		}
-		frames[n] = (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
-						      .exact = exact };
-		n++;
-
 		/* Return addresses point after the call; look up the call. */
 		uintptr_t lookup = exact ? regs->pc : regs->pc - 1;
 		const struct sfb_object *o;
 		int stop = find_object(&w, lookup, &o);
 		if (stop) {
+			/* An exact PC is a frame even outside any object (JIT
+			 * code); an unverifiable return address is not. */
+			if (exact && n < size)
+				frames[n++] = (struct sframe_bt_frame){
+					.pc = regs->pc, .source = source, .exact = 1 };
 			st->stop = stop;
 			break;
 		}
@@ -202,6 +199,20 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 				sfb_lookup(&o->sec, lookup, &row) == SFB_OK;
 		bool is_signal = have_row ? (row.flags & SFB_ROW_SIGNAL) != 0
 					  : sfb_arch_is_sigreturn(regs->pc, o->exec_lo, o->exec_hi);
+		/* The kernel enters a handler with the trampoline as its return
+		 * address; every other return address follows a call. */
+		if (!exact && !is_signal &&
+		    !sfb_arch_is_return_address(regs->pc, o->exec_lo, o->exec_hi)) {
+			st->stop = SFRAME_BT_STOP_BAD_RA;
+			break;
+		}
+		if (n == size) {
+			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
+			break;
+		}
+		frames[n] = (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
+						      .exact = exact };
+		n++;
 		if (is_signal) {
 			if (++signals > MAX_SIGNAL_FRAMES ||
 			    !sfb_arch_sigframe_regs(&w.mem, regs->sp, &next)) {

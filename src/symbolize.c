@@ -1,0 +1,585 @@
+/* Async-signal-safe symbolization: PC -> object, function, offsets.
+ *
+ * This runs in signal handlers, often while the process is crashing, so it
+ * uses no malloc, no stdio, no locks and no static mutable state; the only
+ * memory is the caller's scratch buffer and the stack.  Objects are found
+ * with glibc's _dl_find_object() (lock-free and async-signal-safe).  Names
+ * come from the object's in-memory .dynsym, then from the .symtab of its
+ * file, read with pread() into the scratch buffer.  File contents are
+ * untrusted: every offset and size is bounds-checked and the work is
+ * capped.  In-memory tables are checked against the object's loaded
+ * segments, because a crashing process may have corrupted them.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backtrace.h"
+
+/* Scratch layout: [path | name | work].  The work area is reused for the
+ * formatted line once the lookup is done, so it must hold one. */
+#define PATH_CAP 1024
+#define NAME_CAP 1024
+#define WORK_OFF (PATH_CAP + NAME_CAP)
+#define LINE_CAP (PATH_CAP + NAME_CAP + 128)
+_Static_assert(WORK_OFF + LINE_CAP <= SFRAME_SYMBOLIZE_SCRATCH, "scratch");
+
+#define MAX_SEGS 16
+#define MAX_DYN 1024         /* dynamic entries scanned */
+#define MAX_SECTIONS 65536   /* section headers scanned */
+#define MAX_SYMS (1u << 22)  /* symbols scanned per table (~100 MB .symtab) */
+
+#ifdef __s390x__
+typedef uint64_t hash_word; /* s390x's SysV .hash has 64-bit words */
+#else
+typedef uint32_t hash_word;
+#endif
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_DATA ELFDATA2LSB
+#else
+#define HOST_DATA ELFDATA2MSB
+#endif
+
+struct seg {
+	uint64_t lo, hi; /* link-time addresses */
+	uint32_t flags;  /* PF_R, PF_X */
+};
+
+struct obj {
+	uintptr_t bias, start, end;
+	const Elf64_Dyn *dyn;
+	const char *name;             /* l_name: "" for the main program */
+	const unsigned char *ehdr;    /* ELF header in memory, or NULL */
+	struct seg seg[MAX_SEGS];
+	int nseg;
+};
+
+/* Where a symbol table's names are: in memory or in the open file. */
+struct strtab {
+	const char *mem;
+	int fd;
+	uint64_t off, size;
+};
+
+struct best {
+	int found, contains, bind, rank; /* rank < 0: not computed yet */
+	uint64_t value;
+	uint32_t name;
+	struct strtab tab;
+};
+
+#ifdef DLFO_STRUCT_HAS_EH_DBASE /* glibc >= 2.35 */
+static int find_object(uintptr_t pc, struct obj *o)
+{
+	struct dl_find_object r;
+	if (_dl_find_object((void *)pc, &r) != 0 || !r.dlfo_link_map)
+		return 0;
+	o->bias = r.dlfo_link_map->l_addr;
+	o->start = (uintptr_t)r.dlfo_map_start;
+	o->end = (uintptr_t)r.dlfo_map_end;
+	o->dyn = (const Elf64_Dyn *)r.dlfo_link_map->l_ld;
+	o->name = r.dlfo_link_map->l_name ? r.dlfo_link_map->l_name : "";
+	return o->start < o->end;
+}
+#else
+static int find_object(uintptr_t pc, struct obj *o)
+{
+	(void)pc, (void)o;
+	return 0; /* no async-signal-safe way to find objects */
+}
+#endif
+
+/* Is [addr, addr+len) inside one readable loaded segment?  The object's
+ * span is not enough: glibc leaves PROT_NONE holes between segments. */
+static int mem_ok(const struct obj *o, uintptr_t addr, uint64_t len)
+{
+	uint64_t a = addr - o->bias;
+	for (int i = 0; i < o->nseg; i++) {
+		const struct seg *s = &o->seg[i];
+		if ((s->flags & PF_R) && a >= s->lo && a <= s->hi &&
+		    len <= s->hi - a)
+			return 1;
+	}
+	return 0;
+}
+
+static int in_text(const struct obj *o, uint64_t v)
+{
+	for (int i = 0; i < o->nseg; i++)
+		if ((o->seg[i].flags & PF_X) && v >= o->seg[i].lo &&
+		    v < o->seg[i].hi)
+			return 1;
+	return 0;
+}
+
+/* Learn the loaded segments from the program headers in memory.  They are
+ * trusted only inside the first page, which is mapped because it holds
+ * the ELF header.  Without them, fall back to the whole span, unexecutable
+ * so that untyped symbols are ignored. */
+static void load_segments(struct obj *o)
+{
+	Elf64_Ehdr eh;
+	o->nseg = 0;
+	o->ehdr = NULL;
+	if (o->end - o->start >= 4096) {
+		memcpy(&eh, (const void *)o->start, sizeof eh);
+		if (memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+		    eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+		    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phoff <= 4096 &&
+		    eh.e_phnum * sizeof(Elf64_Phdr) <= 4096 - eh.e_phoff)
+			o->ehdr = (const unsigned char *)o->start;
+	}
+	for (int i = 0; o->ehdr && i < eh.e_phnum && o->nseg < MAX_SEGS; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, o->ehdr + eh.e_phoff + i * sizeof ph, sizeof ph);
+		uint64_t lo = ph.p_vaddr, hi = lo + ph.p_memsz;
+		if (ph.p_type != PT_LOAD || hi < lo || lo + o->bias < o->start ||
+		    hi + o->bias > o->end)
+			continue;
+		o->seg[o->nseg++] = (struct seg){ lo, hi, ph.p_flags };
+	}
+	if (o->nseg == 0)
+		o->seg[o->nseg++] = (struct seg){ o->start - o->bias,
+						  o->end - o->bias, PF_R };
+}
+
+/* Reads up to n bytes of name `name`; returns how many. */
+static size_t name_bytes(const struct strtab *t, uint32_t name, char *buf,
+			 size_t n)
+{
+	if (name >= t->size)
+		return 0;
+	if (n > t->size - name)
+		n = t->size - name;
+	if (t->mem) {
+		memcpy(buf, t->mem + name, n);
+		return n;
+	}
+	ssize_t r = pread(t->fd, buf, n, (off_t)(t->off + name));
+	return r > 0 ? (size_t)r : 0;
+}
+
+/* Among aliases at one address prefer the public spelling: global over
+ * local, then fewer leading underscores (getpid over __getpid). */
+static int rank(const struct strtab *t, uint32_t name, int bind)
+{
+	char p[3];
+	size_t n = name_bytes(t, name, p, sizeof p), u = 0;
+	while (u < n && p[u] == '_')
+		u++;
+	return (bind != STB_LOCAL) * 4 + 3 - (int)u;
+}
+
+static int is_code(const struct obj *o, const Elf64_Sym *s)
+{
+	int type = ELF64_ST_TYPE(s->st_info);
+	if (s->st_shndx == SHN_UNDEF || s->st_name == 0)
+		return 0;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return 1;
+	/* Untyped symbols are mostly data, labels and (on AArch64) local
+	 * "$x" mapping symbols: keep only global ones in code. */
+	return type == STT_NOTYPE && ELF64_ST_BIND(s->st_info) != STB_LOCAL &&
+	       s->st_shndx != SHN_ABS && in_text(o, s->st_value);
+}
+
+/* Best: one whose [value, value+size) holds the target, else the nearest
+ * below it of unknown size; aliases are ordered by rank().  A sized
+ * symbol that ends below the target is not it: "??" plus the object
+ * offset serves better than a wrong name (e.g. a static function after an
+ * exported one in a stripped object). */
+static void consider(struct best *b, const struct obj *o, const Elf64_Sym *s,
+		     const struct strtab *t, uint64_t target)
+{
+	int contains = target - s->st_value < s->st_size;
+	if (s->st_value > target || (!contains && s->st_size) || !is_code(o, s))
+		return;
+	int bind = ELF64_ST_BIND(s->st_info), r = -1;
+	if (b->found) {
+		if (contains != b->contains) {
+			if (!contains)
+				return;
+		} else if (s->st_value != b->value) {
+			if (s->st_value < b->value)
+				return;
+		} else {
+			if (b->rank < 0)
+				b->rank = rank(&b->tab, b->name, b->bind);
+			r = rank(t, s->st_name, bind);
+			if (r <= b->rank)
+				return;
+		}
+	}
+	*b = (struct best){ 1, contains, bind, r, s->st_value, s->st_name, *t };
+}
+
+/* glibc relocates most d_ptr values in place, but not e.g. the vDSO's. */
+static uintptr_t dyn_ptr(const struct obj *o, uint64_t v)
+{
+	return v >= o->start && v < o->end ? v : v + o->bias;
+}
+
+static uint32_t load32(uintptr_t p)
+{
+	uint32_t v;
+	memcpy(&v, (const void *)p, 4);
+	return v;
+}
+
+/* .dynsym has no size of its own: the hash table says how many symbols. */
+static uint64_t dynsym_count(const struct obj *o, uintptr_t hash,
+			     uintptr_t gnu)
+{
+	if (hash) { /* nchain, the second word */
+		hash_word nchain;
+		if (!mem_ok(o, hash, 2 * sizeof nchain))
+			return 0;
+		memcpy(&nchain, (const void *)(hash + sizeof nchain), sizeof nchain);
+		return nchain;
+	}
+	if (!gnu || !mem_ok(o, gnu, 16))
+		return 0;
+	uint64_t nbuckets = load32(gnu), symoff = load32(gnu + 4);
+	uintptr_t buckets = gnu + 16 + (uint64_t)load32(gnu + 8) * 8;
+	if (buckets < gnu || !mem_ok(o, buckets, nbuckets * 4))
+		return 0;
+	uint64_t last = 0;
+	for (uint64_t i = 0; i < nbuckets; i++)
+		if (load32(buckets + i * 4) > last)
+			last = load32(buckets + i * 4);
+	if (last < symoff)
+		return symoff;
+	/* Walk the last chain to its end bit. */
+	uintptr_t chain = buckets + nbuckets * 4 + (last - symoff) * 4;
+	for (uint64_t n = 0; n < MAX_SYMS; n++, chain += 4) {
+		if (!mem_ok(o, chain, 4))
+			return 0;
+		if (load32(chain) & 1)
+			return last + n + 1;
+	}
+	return 0;
+}
+
+static void scan_dynsym(const struct obj *o, uint64_t target, struct best *b)
+{
+	uintptr_t symtab = 0, hash = 0, gnu = 0;
+	struct strtab t = { NULL, -1, 0, 0 };
+	const Elf64_Dyn *d = o->dyn;
+	for (int i = 0;; i++, d++) {
+		if (i == MAX_DYN || !mem_ok(o, (uintptr_t)d, sizeof *d))
+			return;
+		if (d->d_tag == DT_NULL)
+			break;
+		if (d->d_tag == DT_SYMTAB)
+			symtab = dyn_ptr(o, d->d_un.d_ptr);
+		else if (d->d_tag == DT_STRTAB)
+			t.mem = (const char *)dyn_ptr(o, d->d_un.d_ptr);
+		else if (d->d_tag == DT_STRSZ)
+			t.size = d->d_un.d_val;
+		else if (d->d_tag == DT_HASH)
+			hash = dyn_ptr(o, d->d_un.d_ptr);
+		else if (d->d_tag == DT_GNU_HASH)
+			gnu = dyn_ptr(o, d->d_un.d_ptr);
+		else if (d->d_tag == DT_SYMENT &&
+			 d->d_un.d_val != sizeof(Elf64_Sym))
+			return;
+	}
+	uint64_t n = dynsym_count(o, hash, gnu);
+	if (n > MAX_SYMS)
+		n = MAX_SYMS;
+	if (!symtab || symtab % 8 || !t.mem ||
+	    !mem_ok(o, (uintptr_t)t.mem, t.size) ||
+	    !mem_ok(o, symtab, n * sizeof(Elf64_Sym)))
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		consider(b, o, (const Elf64_Sym *)symtab + i, &t, target);
+}
+
+static int read_shdr(int fd, const Elf64_Ehdr *eh, uint64_t i, Elf64_Shdr *sh)
+{
+	return pread(fd, sh, sizeof *sh, (off_t)(eh->e_shoff + i * sizeof *sh)) ==
+	       (ssize_t)sizeof *sh;
+}
+
+static void scan_symtab(const struct obj *o, int fd, uint64_t target,
+			struct best *b, char *work, size_t wsize)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, str;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != HOST_DATA ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0 ||
+	    eh.e_shoff > INT64_MAX - (uint64_t)MAX_SECTIONS * sizeof sh)
+		return;
+	/* The path may now name another file (a package upgrade replaced
+	 * it): use its symbols only if its header is the loaded one. */
+	if (o->ehdr && memcmp(o->ehdr, &eh, sizeof eh) != 0)
+		return;
+	uint64_t shnum = eh.e_shnum;
+	if (shnum == 0 && read_shdr(fd, &eh, 0, &sh))
+		shnum = sh.sh_size; /* extended numbering */
+	if (shnum > MAX_SECTIONS)
+		shnum = MAX_SECTIONS;
+
+	uint64_t per = wsize / sizeof sh, symtab = 0;
+	for (uint64_t i = 0; i < shnum && !symtab; i += per) {
+		uint64_t k = shnum - i < per ? shnum - i : per;
+		if (pread(fd, work, k * sizeof sh,
+			  (off_t)(eh.e_shoff + i * sizeof sh)) !=
+		    (ssize_t)(k * sizeof sh))
+			return;
+		for (uint64_t j = 0; j < k && !symtab; j++) {
+			memcpy(&sh, work + j * sizeof sh, sizeof sh);
+			if (sh.sh_type == SHT_SYMTAB)
+				symtab = i + j;
+		}
+	}
+	if (!symtab || sh.sh_entsize != sizeof(Elf64_Sym) ||
+	    sh.sh_link >= shnum || !read_shdr(fd, &eh, sh.sh_link, &str) ||
+	    str.sh_type != SHT_STRTAB || str.sh_offset > INT64_MAX - str.sh_size ||
+	    sh.sh_offset > INT64_MAX - sh.sh_size)
+		return;
+
+	struct strtab t = { NULL, fd, str.sh_offset, str.sh_size };
+	uint64_t n = sh.sh_size / sizeof(Elf64_Sym);
+	per = wsize / sizeof(Elf64_Sym);
+	if (n > MAX_SYMS)
+		n = MAX_SYMS;
+	for (uint64_t i = 0; i < n; i += per) {
+		uint64_t k = n - i < per ? n - i : per;
+		ssize_t got = pread(fd, work, k * sizeof(Elf64_Sym),
+				    (off_t)(sh.sh_offset + i * sizeof(Elf64_Sym)));
+		if (got <= 0)
+			return;
+		k = (uint64_t)got / sizeof(Elf64_Sym);
+		for (uint64_t j = 0; j < k; j++) {
+			Elf64_Sym s;
+			memcpy(&s, work + j * sizeof s, sizeof s);
+			consider(b, o, &s, &t, target);
+		}
+	}
+}
+
+static int open_object(const struct obj *o)
+{
+	/* /proc/self/exe works even when the program file was deleted.  A
+	 * name without '/' (the vDSO's) is no file. */
+	const char *path = o->name[0] ? o->name : "/proc/self/exe";
+	if (!strchr(path, '/'))
+		return -1;
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+}
+
+static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
+		     size_t size)
+{
+	struct obj o;
+	char *path = scratch, *name = scratch + PATH_CAP;
+	if (!find_object(pc, &o))
+		return 0;
+
+	size_t n = 0;
+	if (o.name[0]) {
+		while (n < PATH_CAP - 1 && o.name[n])
+			n++;
+		memcpy(path, o.name, n);
+	} else {
+		ssize_t r = readlink("/proc/self/exe", path, PATH_CAP - 1);
+		n = r > 0 ? (size_t)r : 0;
+	}
+	path[n] = '\0';
+	out->object = path;
+	out->object_base = o.bias;
+	out->object_offset = pc - o.bias;
+
+	struct best b = { 0 };
+	uint64_t target = pc - o.bias;
+	load_segments(&o);
+	scan_dynsym(&o, target, &b);
+	int fd = open_object(&o);
+	if (fd >= 0)
+		scan_symtab(&o, fd, target, &b, scratch + WORK_OFF,
+			    size - WORK_OFF);
+	n = b.found ? name_bytes(&b.tab, b.name, name, NAME_CAP - 1) : 0;
+	if (fd >= 0)
+		close(fd);
+	name[n] = '\0'; /* truncates; an embedded NUL ends it earlier */
+	if (!name[0])
+		return 0;
+	out->name = name;
+	out->name_offset = target - b.value;
+	return 1;
+}
+
+SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
+				  char *scratch, size_t scratch_size)
+{
+	int saved = errno, found = 0;
+	if (!out)
+		return 0;
+	*out = (struct sframe_symbol){ "", 0, 0, "", 0 };
+	if (scratch && scratch_size >= SFRAME_SYMBOLIZE_SCRATCH)
+		found = symbolize(pc, out, scratch, scratch_size);
+	errno = saved;
+	return found;
+}
+
+/* ---- Formatting ---------------------------------------------------------- */
+
+/* Appends with truncation, always leaving room for the final NUL. */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const char *s)
+{
+	while (*s && b->len + 1 < b->cap)
+		b->p[b->len++] = *s++;
+}
+
+static void put_hex(struct buf *b, uint64_t v)
+{
+	char t[19], *q = t + sizeof t - 1;
+	*q = '\0';
+	do
+		*--q = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	*--q = 'x';
+	*--q = '0';
+	put(b, q);
+}
+
+static void put_dec(struct buf *b, long v)
+{
+	char t[24], *q = t + sizeof t - 1;
+	unsigned long u = v < 0 ? -(unsigned long)v : (unsigned long)v;
+	*q = '\0';
+	do
+		*--q = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--q = '-';
+	put(b, q);
+}
+
+/* Formats into line; scratch (SFRAME_SYMBOLIZE_SCRATCH bytes) must not
+ * overlap line before WORK_OFF.  Returns the length. */
+static size_t format(int index, uintptr_t pc, int return_address, char *line,
+		     size_t cap, char *scratch)
+{
+	struct sframe_symbol s;
+	struct buf b = { line, 0, cap };
+	/* A return address may be one past the end of a call to a noreturn
+	 * function: look up the call, but print pc's own offsets. */
+	uintptr_t adj = return_address && pc ? 1 : 0;
+	sframe_symbolize(pc - adj, &s, scratch, SFRAME_SYMBOLIZE_SCRATCH);
+	put(&b, "#");
+	put_dec(&b, index);
+	put(&b, " ");
+	put_hex(&b, pc);
+	put(&b, " in ");
+	if (s.name[0]) {
+		put(&b, s.name);
+		put(&b, "+");
+		put_hex(&b, s.name_offset + adj);
+	} else {
+		put(&b, "??");
+	}
+	put(&b, " (");
+	if (s.object[0]) {
+		put(&b, s.object);
+		put(&b, "+");
+		put_hex(&b, s.object_offset + adj);
+	} else {
+		put(&b, "??");
+	}
+	put(&b, ")");
+	if (cap)
+		line[b.len] = '\0';
+	return b.len;
+}
+
+SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,
+				     int return_address, char *line,
+				     size_t line_size)
+{
+	int saved = errno;
+	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	size_t n = line ? format(index, pc, return_address, line, line_size,
+				 scratch) : 0;
+	errno = saved;
+	return (int)n;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return; /* EAGAIN included: never spin in a crash */
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+/* One write per line keeps lines whole when several threads report. */
+static void write_frame(int fd, int index, uintptr_t pc, int return_address,
+			char *scratch)
+{
+	char *line = scratch + WORK_OFF;
+	size_t n = format(index, pc, return_address, line, LINE_CAP - 1,
+			  scratch);
+	line[n++] = '\n';
+	write_all(fd, line, n);
+}
+
+SFRAMEBT_API void sframe_backtrace_symbols_fd(void *const *buf, int n, int fd)
+{
+	int saved = errno;
+	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	for (int i = 0; buf && i < n; i++)
+		write_frame(fd, i, (uintptr_t)buf[i], i > 0, scratch);
+	errno = saved;
+}
+
+SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd)
+{
+	int saved = errno;
+	struct sframe_bt_frame frames[128];
+	struct sframe_bt_status st = { 0 };
+	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	int n = sframe_backtrace_ex(ucontext, frames, 128, 0, &st);
+	if (n < 0)
+		n = 0;
+	/* Without a context the walk starts here, in this function: the
+	 * report starts at our caller. */
+	int first = !ucontext && n > 0, i;
+	for (i = first; i < n; i++)
+		write_frame(fd, i - first, frames[i].pc, !frames[i].exact,
+			    scratch);
+
+	const char *why = sframe_bt_stop_name(st.stop);
+	struct buf b = { scratch + WORK_OFF, 0, LINE_CAP - 1 };
+	put(&b, "# stopped: ");
+	put(&b, why ? why : "?");
+	if (st.stop_pc) {
+		put(&b, " at ");
+		put_hex(&b, st.stop_pc);
+	}
+	b.p[b.len++] = '\n';
+	write_all(fd, b.p, b.len);
+	errno = saved;
+	return n - first;
+}

@@ -7,7 +7,10 @@ VERSION := 0.1.0
 SOMAJOR := 0
 
 WARN      := -std=gnu11 -Wall -Wextra -Werror
-LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(CFLAGS)
+# The library's own frames carry SFrame rows (binutils >= 2.40), so that a
+# walk started inside it (sframe_write_crash_report) can step out of it.
+GSFRAME   := $(shell echo 'int x;' | $(CC) -Wa,--gsframe -x c -c - -o /dev/null 2>/dev/null && echo -Wa,--gsframe)
+LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(GSFRAME) $(CFLAGS)
 TESTFLAGS := $(WARN) -I. -Isrc -Itests $(CFLAGS)
 
 LIB_SRCS := $(wildcard src/*.c)

@@ -13,10 +13,15 @@
 #include "memread.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* ld.so's record of the stack pointer at process start: argv, envp and
+ * auxv lie above it, all in the main thread's stack mapping. */
+extern void *__libc_stack_end;
 
 #define PAGE 4096u
 #define PROBE_BUDGET 64 /* per walk: bounds the cost of a garbage stack */
@@ -50,12 +55,72 @@ void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi)
 	m->next = (m->next + 1) % SFB_MEM_WINDOWS;
 }
 
+/* The per-thread stack cache: [lo, hi) of this thread's own stack, every
+ * page of it probed readable once.  A thread's stack stays mapped for the
+ * thread's whole life and this memory dies with the thread, so the range
+ * can never go stale.  It lives in initial-exec TLS, which the thread got
+ * when it was created: reading it allocates nothing and takes no lock,
+ * unlike the default TLS model of a shared library, whose first access
+ * may call malloc.  Writes are single words, lo before hi, so a signal
+ * handler interrupting an update sees either no range or a valid one. */
+static __thread uintptr_t tstack_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t tstack_hi __attribute__((tls_model("initial-exec")));
+
+#define MAX_ANCHOR_DISTANCE (8u << 20)  /* probe at most 2048 pages, once */
+
+static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(PAGE - 1); }
+
+/* Are all pages of [lo, hi) readable?  One probe per page. */
+static bool probe_range(uintptr_t lo, uintptr_t hi)
+{
+	for (uintptr_t p = page_down(lo); p < hi; p += PAGE)
+		if (!sfb_probe_readable(p))
+			return false;
+	return true;
+}
+
+/* Find the top of the stack sp is on, without asking the kernel: a glibc
+ * thread's descriptor (the thread pointer) sits at the top of its stack
+ * block, above every frame; the main thread's frames lie below
+ * __libc_stack_end.  Then prove [sp, top) readable, page by page. */
+static void anchor_thread_stack(uintptr_t sp)
+{
+	uintptr_t tops[2] = { (uintptr_t)pthread_self(),
+			      page_down((uintptr_t)__libc_stack_end) + PAGE };
+	for (unsigned i = 0; i < 2; i++) {
+		uintptr_t top = page_down(tops[i]);
+		if (sp >= top || top - sp > MAX_ANCHOR_DISTANCE)
+			continue;
+		if (!probe_range(sp, top))
+			return;
+		tstack_lo = page_down(sp);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		tstack_hi = top;
+		return;
+	}
+}
+
+/* The stack grew below the cached range (deeper calls than before):
+ * extend it downward when the new pages are contiguous and readable. */
+static void extend_thread_stack(uintptr_t sp)
+{
+	uintptr_t lo = tstack_lo;
+	if (sp >= lo || lo - sp > MAX_ANCHOR_DISTANCE || !probe_range(sp, lo))
+		return;
+	tstack_lo = page_down(sp);
+}
+
 void sfb_mem_init(struct sfb_mem *m, uintptr_t sp, uintptr_t alt_lo,
 		  uintptr_t alt_hi)
 {
 	memset(m, 0, sizeof *m);
 	m->probe_budget = PROBE_BUDGET;
-	(void)sp;
+	if (!tstack_hi)
+		anchor_thread_stack(sp);
+	else if (sp < tstack_lo && tstack_hi - sp <= MAX_ANCHOR_DISTANCE)
+		extend_thread_stack(sp);
+	if (tstack_hi)
+		sfb_mem_add_window(m, tstack_lo, tstack_hi);
 	/* A registered sigaltstack is the caller's memory, mapped for as long
 	 * as it is registered. */
 	if (alt_lo && alt_hi > alt_lo)

@@ -472,15 +472,16 @@ static void put_dec(struct buf *b, long v)
 	put(b, q);
 }
 
-/* Formats into line; scratch (SFRAME_SYMBOLIZE_SCRATCH bytes) must not
- * overlap line before WORK_OFF.  Returns the length. */
+/* Formats into line and returns the length.  line may be scratch's work
+ * area (from WORK_OFF on): the lookup is over before the line is built. */
 static size_t format(int index, uintptr_t pc, int return_address, char *line,
 		     size_t cap, char *scratch)
 {
 	struct sframe_symbol s;
 	struct buf b = { line, 0, cap };
-	/* A return address may be one past the end of a call to a noreturn
-	 * function: look up the call, but print pc's own offsets. */
+	/* A return address can lie past the end of its function (after a
+	 * call to a noreturn function): look up the call instruction, but
+	 * print pc's own offsets, as gdb and addr2line users expect. */
 	uintptr_t adj = return_address && pc ? 1 : 0;
 	sframe_symbolize(pc - adj, &s, scratch, SFRAME_SYMBOLIZE_SCRATCH);
 	put(&b, "#");

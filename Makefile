@@ -27,9 +27,9 @@ all: lib examples
 
 lib: $(STATIC) $(SHARED)
 
-$(B)/obj/%.o: src/%.c $(wildcard src/*.h) backtrace.h | $(B)/obj
+$(B)/obj/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/obj
 	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
-$(B)/pic/%.o: src/%.c $(wildcard src/*.h) backtrace.h | $(B)/pic
+$(B)/pic/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/pic
 	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
 
 $(STATIC): $(LIB_OBJS)

@@ -22,7 +22,7 @@ SHARED := $(B)/libsframebt.so.$(VERSION)
 
 EXAMPLES := $(patsubst examples/%.c,$(B)/%,$(wildcard examples/*.c))
 
-.PHONY: all lib examples test install clean fuzz bench check-fixtures
+.PHONY: all lib examples test test-valgrind test-asan install clean fuzz bench
 all: lib examples
 
 lib: $(STATIC) $(SHARED)
@@ -52,6 +52,21 @@ include tests/tests.mk
 
 test: all $(TEST_BINS)
 	@sh tests/run.sh $(B)
+
+# The suite under valgrind memcheck.  Left out: tests that single-step with
+# the trap flag, interpose malloc themselves, or run for a fixed time.
+VALGRIND := valgrind -q --error-exitcode=99 --suppressions=tests/valgrind.supp
+test-valgrind: all $(TEST_BINS)
+	@SFB_VALGRIND=1 SFB_WRAP="$(VALGRIND)" \
+	 SFB_SKIP="t_every_insn t_interpose t_churn t_fuzz_smoke t_readelf.sh" \
+	 sh tests/run.sh $(B)
+
+# The suite built with clang, AddressSanitizer and UBSan, in build-asan/.
+# -fno-integrated-as: GNU as writes the .sframe sections.
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
+test-asan:
+	@$(MAKE) --no-print-directory B=build-asan CC="clang -fno-integrated-as" \
+	  CFLAGS="$(ASAN_CFLAGS)" SFB_SKIP="t_interpose" test
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include/sframebt $(DESTDIR)$(PREFIX)/lib/pkgconfig

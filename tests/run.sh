@@ -4,6 +4,9 @@
 # non-zero without a "not ok" line (a crash, a timeout) counts as one
 # failure.  Ends with "N passed, N failed".
 # Usage: tests/run.sh BUILD_DIR [name-filter]
+# SFB_WRAP, if set, prefixes every test program (e.g. valgrind); test
+# scripts see it in their environment and apply it to what they run.
+# SFB_SKIP, a space-separated list of test names to leave out of this run.
 B=${1:-build}
 filter=${2:-}
 pass=0
@@ -16,10 +19,11 @@ for t in "$B"/tests/t_* tests/t_*.sh; do
 	case "$t" in *.c|*.o|*.d) continue ;; esac
 	name=$(basename "$t")
 	[ -n "$filter" ] && case "$name" in *"$filter"*) ;; *) continue ;; esac
+	case " ${SFB_SKIP:-} " in *" $name "*) echo "SKIP $name"; continue ;; esac
 	log=$logdir/$name.log
 	case "$t" in
 	*.sh) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" sh "$t" >"$log" 2>&1 ;;
-	*) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" "$t" >"$log" 2>&1 ;;
+	*) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" ${SFB_WRAP:-} "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?
 	p=$(grep -c '^ok - ' "$log")

@@ -1,0 +1,46 @@
+#!/bin/sh
+# The test command of the README and of CI (.ci/run).  On a fresh Debian
+# machine it installs what the tests need, then runs:
+#   1. make test                      every test, gcc build
+#   2. the same under valgrind memcheck
+#   3. the same built with clang -fsanitize=address,undefined
+#   4. fixtures regenerated from Debian's binutils 2.40/2.44/2.47, and the
+#      readelf comparison run on the fresh builds   (needs the network)
+#   5. the libFuzzer target for FUZZ_SECONDS (default 120)
+# and ends with the total "N passed, N failed".
+# Environment: SFB_QUICK=1 runs step 1 only.
+set -u
+cd "$(dirname "$0")/.."
+. tests/install-deps.sh
+install_deps build-essential clang libclang-rt-14-dev valgrind binutils \
+	gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user file
+
+total_pass=0
+total_fail=0
+step() { # step NAME COMMAND...: run, tally its "N passed, N failed" line
+	name=$1; shift
+	log=build/ci-$name.log
+	mkdir -p build
+	echo "=== $name: $*"
+	"$@" 2>&1 | tee "$log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+	if [ -z "$line" ]; then
+		echo "$name: no result line"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	p=${line%% passed*}
+	f=${line#*passed, }; f=${f%% failed*}
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}
+
+step test make -j2 test
+if [ "${SFB_QUICK:-0}" != 1 ]; then
+	step valgrind make -j2 test-valgrind
+	step asan make -j2 test-asan
+	step fixtures sh tests/fixtures/check-fresh.sh
+	step fuzz make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-120}"
+fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

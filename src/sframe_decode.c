@@ -416,11 +416,22 @@ static int check_fres(const struct sfb_section *s, const struct sfb_fde *f)
 
 /* ---- FDE order -------------------------------------------------------- */
 
+/* Start address of FDE i: the one field the binary search needs. */
 static uint64_t fde_start(const struct sfb_section *s, uint32_t i)
 {
-	struct sfb_fde f;
-	read_fde(s, i, &f); /* validated before any caller runs */
-	return f.start;
+	uint64_t at = (uint64_t)s->fde_off + (uint64_t)i * s->fde_size, v = 0;
+	int64_t start;
+	if (s->version == SFB_VERSION_3) {
+		sfb_get(&s->b, at, 8, &v);
+		start = (int64_t)v;
+	} else {
+		sfb_get(&s->b, at, 4, &v);
+		start = sfb_sext(v, 4);
+	}
+	uint64_t base = s->sec_addr;
+	if (s->flags & SFB_F_FDE_FUNC_START_PCREL)
+		base += at;
+	return base + (uint64_t)start;
 }
 
 /* Heapsort of FDE numbers by start address: no recursion, no allocation,

@@ -155,8 +155,8 @@ static int step_fp(struct walker *w, const struct sfb_regs *r, bool topmost,
 /* May the frame-pointer rule be used for a PC the object has no row for? */
 static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
 {
-	if (o->source != SFB_SRC_NONE && o->status == SFB_OK)
-		return o->frame_pointer; /* the section promises frame pointers */
+	if (o->frame_pointer)
+		return true; /* a V1/V2 section promises frame pointers */
 	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
 }
 

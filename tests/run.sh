@@ -3,7 +3,7 @@
 # Each prints "ok - ..." / "not ok - ..." lines; a program that exits
 # non-zero without a "not ok" line (a crash, a timeout) counts as one
 # failure.  Ends with "N passed, N failed".
-# Usage: tests/run.sh BUILD_DIR [name-filter]
+# Usage: tests/run.sh BUILD_DIR ["name-substring ..."]
 # SFB_WRAP, if set, prefixes every test program (e.g. valgrind); test
 # scripts see it in their environment and apply it to what they run.
 # SFB_SKIP, a space-separated list of test names to leave out of this run.
@@ -18,7 +18,13 @@ for t in "$B"/tests/t_* tests/t_*.sh; do
 	[ -e "$t" ] || continue
 	case "$t" in *.c|*.o|*.d) continue ;; esac
 	name=$(basename "$t")
-	[ -n "$filter" ] && case "$name" in *"$filter"*) ;; *) continue ;; esac
+	if [ -n "$filter" ]; then
+		keep=no
+		for f in $filter; do
+			case "$name" in *"$f"*) keep=yes ;; esac
+		done
+		[ "$keep" = yes ] || continue
+	fi
 	case " ${SFB_SKIP:-} " in *" $name "*) echo "SKIP $name"; continue ;; esac
 	log=$logdir/$name.log
 	case "$t" in

@@ -61,13 +61,13 @@ SFRAMEBT_API int sframe_backtrace_ucontext(const void *ucontext, void **buf,
 /* Why a walk stopped. */
 enum sframe_bt_stop {
 	SFRAME_BT_STOP_NONE = 0,          /* (not stopped: internal) */
-	SFRAME_BT_STOP_OUTERMOST = 1,     /* reached the outermost frame (RA undefined / _start) */
+	SFRAME_BT_STOP_OUTERMOST = 1,     /* reached the outermost frame (RA undefined, or a return address of 0) */
 	SFRAME_BT_STOP_BUFFER_FULL = 2,   /* size frames were stored */
 	SFRAME_BT_STOP_NO_OBJECT = 3,     /* PC is in no loaded object */
 	SFRAME_BT_STOP_NO_UNWIND_INFO = 4,/* object has no SFrame row for PC, and no fallback applies */
 	SFRAME_BT_STOP_BAD_CFA = 5,       /* computed CFA below SP, misaligned or implausibly far */
 	SFRAME_BT_STOP_UNREADABLE = 6,    /* a stack slot could not be read */
-	SFRAME_BT_STOP_BAD_RA = 7,        /* return address 0 or not plausible */
+	SFRAME_BT_STOP_BAD_RA = 7,        /* return address not just after a call instruction */
 	SFRAME_BT_STOP_UNSAFE_RULE = 8,   /* rule needs a register known only in the topmost frame */
 	SFRAME_BT_STOP_BAD_CONTEXT = 9,   /* NULL or unusable ucontext */
 	SFRAME_BT_STOP_BAD_SECTION = 10,  /* the object's .sframe failed validation */

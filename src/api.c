@@ -49,8 +49,8 @@ const char *sframe_bt_stop_name(int stop)
 		(r).fp = *(const uintptr_t *)fa_;                             \
 	} while (0)
 
-static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, int size,
-			 unsigned flags, struct sframe_bt_status *st)
+static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, void **pcs,
+			 int size, unsigned flags, struct sframe_bt_status *st)
 {
 	struct sfb_regs r;
 	if (!sfb_arch_from_ucontext(uc, &r)) {
@@ -58,19 +58,8 @@ static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, int siz
 		st->stop_pc = 0;
 		return 0;
 	}
-	return sfb_walk(&r, true, frames, size,
+	return sfb_walk(&r, true, frames, pcs, size,
 			flags | atomic_load_explicit(&default_flags, memory_order_relaxed), st);
-}
-
-#define FRAMES_ON_STACK 64
-
-/* Copy PCs out of a frame array, in chunks so that the stack use of the
- * simple entry points stays bounded whatever size the caller passes. */
-static int to_pcs(const struct sframe_bt_frame *f, int n, void **buf)
-{
-	for (int i = 0; i < n; i++)
-		buf[i] = (void *)f[i].pc;
-	return n;
 }
 
 __attribute__((noinline)) int sframe_backtrace(void **buf, int size)
@@ -78,15 +67,11 @@ __attribute__((noinline)) int sframe_backtrace(void **buf, int size)
 	int saved = errno;
 	if (!buf || size <= 0)
 		return 0;
-	struct sframe_bt_frame frames[FRAMES_ON_STACK * 4];
 	struct sframe_bt_status st;
 	struct sfb_regs r;
 	CALLER_REGS(r);
-	int cap = size < (int)(sizeof frames / sizeof frames[0]) ? size
-							    : (int)(sizeof frames / sizeof frames[0]);
-	int n = sfb_walk(&r, false, frames, cap,
+	int n = sfb_walk(&r, false, NULL, buf, size,
 			 atomic_load_explicit(&default_flags, memory_order_relaxed), &st);
-	to_pcs(frames, n, buf);
 	errno = saved;
 	return n;
 }
@@ -96,12 +81,8 @@ int sframe_backtrace_ucontext(const void *uc, void **buf, int size)
 	int saved = errno;
 	if (!buf || size <= 0)
 		return 0;
-	struct sframe_bt_frame frames[FRAMES_ON_STACK * 4];
 	struct sframe_bt_status st;
-	int cap = size < (int)(sizeof frames / sizeof frames[0]) ? size
-							    : (int)(sizeof frames / sizeof frames[0]);
-	int n = walk_ucontext(uc, frames, cap, 0, &st);
-	to_pcs(frames, n, buf);
+	int n = walk_ucontext(uc, NULL, buf, size, 0, &st);
 	errno = saved;
 	return n;
 }
@@ -121,11 +102,11 @@ __attribute__((noinline)) int sframe_backtrace_ex(const void *uc,
 	}
 	int n;
 	if (uc) {
-		n = walk_ucontext(uc, frames, size, flags, st);
+		n = walk_ucontext(uc, frames, NULL, size, flags, st);
 	} else {
 		struct sfb_regs r;
 		CALLER_REGS(r);
-		n = sfb_walk(&r, false, frames, size,
+		n = sfb_walk(&r, false, frames, NULL, size,
 			     flags | atomic_load_explicit(&default_flags, memory_order_relaxed),
 			     st);
 	}

@@ -152,7 +152,7 @@ bool sfb_mem_slow_ok(struct sfb_mem *m, uintptr_t addr, unsigned size)
 	}
 }
 
-bool sfb_mem_copy(struct sfb_mem *m, uintptr_t addr, void *dst, unsigned size)
+SFB_NO_ASAN bool sfb_mem_copy(struct sfb_mem *m, uintptr_t addr, void *dst, unsigned size)
 {
 	if (size == 0)
 		return true;

@@ -53,7 +53,8 @@ static bool loc_base(const struct sfb_regs *r, const struct sfb_loc *l,
 
 /* Apply one location rule.  stop is set when it cannot be evaluated. */
 static bool apply_loc(struct walker *w, const struct sfb_regs *r,
-		      const struct sfb_loc *l, uintptr_t cfa, uintptr_t *out, int *stop)
+		      const struct sfb_loc *l, uintptr_t cfa, uintptr_t *out, int *stop,
+		      bool fp_rule)
 {
 	uintptr_t base;
 	if (!loc_base(r, l, cfa, &base)) {
@@ -64,6 +65,18 @@ static bool apply_loc(struct walker *w, const struct sfb_regs *r,
 	if (!l->deref) {
 		*out = addr;
 		return true;
+	}
+	/* Below the stack pointer is dead memory: a return address (or CFA)
+	 * is never saved there; a wrong row (e.g. CFA = sp+0 on x86-64)
+	 * would read a stale one.  A saved FP there has already been
+	 * restored (epilogue after leave/pop): the caller keeps FP. */
+	if (addr < r->sp || (fp_rule && addr >= cfa)) {
+		if (fp_rule) {
+			*out = r->fp;
+			return true;
+		}
+		*stop = SFRAME_BT_STOP_BAD_CFA;
+		return false;
 	}
 	if (!sfb_mem_read(&w->mem, addr, out)) {
 		*stop = SFRAME_BT_STOP_UNREADABLE;
@@ -96,14 +109,14 @@ static int step_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 	 * registers are known: the topmost frame. */
 	if (row->cfa.kind != SFB_LOC_EXPR)
 		return SFRAME_BT_STOP_NO_UNWIND_INFO;
-	if (!apply_loc(w, r, &row->cfa, 0, &cfa, &stop))
+	if (!apply_loc(w, r, &row->cfa, 0, &cfa, &stop, false))
 		return stop;
 	if (!cfa_ok(cfa, r->sp, topmost))
 		return SFRAME_BT_STOP_BAD_CFA;
 
 	switch (row->ra.kind) {
 	case SFB_LOC_EXPR:
-		if (!apply_loc(w, r, &row->ra, cfa, &ra, &stop))
+		if (!apply_loc(w, r, &row->ra, cfa, &ra, &stop, false))
 			return stop;
 		break;
 	case SFB_LOC_SAME: /* still in the link register: only where it is live */
@@ -119,7 +132,7 @@ static int step_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 
 	switch (row->fp.kind) {
 	case SFB_LOC_EXPR:
-		if (!apply_loc(w, r, &row->fp, cfa, &fp, &stop))
+		if (!apply_loc(w, r, &row->fp, cfa, &fp, &stop, true))
 			return stop;
 		break;
 	default:
@@ -160,8 +173,18 @@ static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
 	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
 }
 
+/* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
+static void put(struct sframe_bt_frame *frames, void **pcs, int i,
+		struct sframe_bt_frame f)
+{
+	if (frames)
+		frames[i] = f;
+	else
+		pcs[i] = (void *)f.pc;
+}
+
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
-	     int size, unsigned flags, struct sframe_bt_status *st)
+	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
 {
 	struct walker w;
 	w.have_obj = false;
@@ -188,8 +211,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			/* An exact PC is a frame even outside any object (JIT
 			 * code); an unverifiable return address is not. */
 			if (exact && n < size)
-				frames[n++] = (struct sframe_bt_frame){
-					.pc = regs->pc, .source = source, .exact = 1 };
+				put(frames, pcs, n++, (struct sframe_bt_frame){
+					.pc = regs->pc, .source = source, .exact = 1 });
 			st->stop = stop;
 			break;
 		}
@@ -197,8 +220,11 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		bool have_row = (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY) &&
 				o->status == SFB_OK &&
 				sfb_lookup(&o->sec, lookup, &row) == SFB_OK;
-		bool is_signal = have_row ? (row.flags & SFB_ROW_SIGNAL) != 0
-					  : sfb_arch_is_sigreturn(regs->pc, o->exec_lo, o->exec_hi);
+		/* The kernel's trampoline is recognised by its code; a V3 FDE
+		 * marked 'S' is applied like any other, but, as in DWARF, the
+		 * PC it unwinds to was interrupted, not called: exact. */
+		bool is_signal = sfb_arch_is_sigreturn(regs->pc, o->exec_lo, o->exec_hi);
+		bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
 		/* The kernel enters a handler with the trampoline as its return
 		 * address; every other return address follows a call. */
 		if (!exact && !is_signal &&
@@ -210,8 +236,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
 			break;
 		}
-		frames[n] = (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
-						      .exact = exact };
+		put(frames, pcs, n, (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
+							      .exact = exact });
 		n++;
 		if (is_signal) {
 			if (++signals > MAX_SIGNAL_FRAMES ||
@@ -224,7 +250,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			topmost = true;
 			source = SFRAME_BT_FROM_SIGNAL_FRAME;
 			st->frames_signal++;
-			frames[n - 1].cfa = regs->sp;
+			if (frames)
+				frames[n - 1].cfa = regs->sp;
 			if (regs->pc == 0) {
 				st->stop = SFRAME_BT_STOP_BAD_RA;
 				break;
@@ -248,7 +275,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			st->stop = stop;
 			break;
 		}
-		frames[n - 1].cfa = cfa;
+		if (frames)
+			frames[n - 1].cfa = cfa;
 		if (source == SFRAME_BT_FROM_SFRAME)
 			st->frames_sframe++;
 		else
@@ -258,7 +286,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			break;
 		}
 		*regs = next;
-		exact = false;
+		exact = next_exact;
 		topmost = false;
 	}
 	st->stop_pc = regs->pc;

@@ -1,0 +1,760 @@
+/* Every instruction: single-step call chains with the x86 trap flag and,
+ * at each instruction boundary inside them, compare
+ * sframe_backtrace_ex(ucontext) with the true chain.
+ *
+ * Ground truth comes from the ABI alone, not from any unwinder: while
+ * stepping, a shadow stack records each function instance when its first
+ * instruction is reached (a call just pushed the return address: CFA =
+ * sp + 8, return address = *sp), replaces the top instance on a tail call
+ * (entry with sp + 8 equal to the top's CFA), and drops instances once sp
+ * has risen to their CFA (they returned).  At pc in function F the true
+ * chain is then [pc with F's CFA, F's return address with its caller's
+ * CFA, ...] down to the driver and main, whose CFAs and return addresses
+ * come from __builtin_dwarf_cfa() / __builtin_return_address().  At the
+ * first instruction of a PLT stub (jmp *GOT) the stub stands for the
+ * function it is about to enter.  Instructions elsewhere (libc) are not
+ * checked.  Every chain is also run once without stepping first (binds
+ * the lazy PLT slots, records the executable's return addresses as a
+ * cross-check of the shadow stack).
+ *
+ * Chains stepped: the executable (tests/chains_exe.c, chains_asm.S) with
+ * the linked and the dlopen()ed helper objects (host binutils: SFrame V1);
+ * tests/fixtures/bin/x86_64-v{1,2,3}/libchain.so (chain_entry depth 2 and
+ * chain_tail_entry, with a tiny callback) and libfixture.so (fx_lib_run_all:
+ * frames of 1 KiB and 128 KiB, DRAP, alloca, PLT and .plt.got calls, the
+ * hand-written CFI functions).
+ *
+ * Each checked instruction is: matched (every frame, PC and CFA, right
+ * through main); stopped early at a documented toolchain gap (a function
+ * the toolchain cannot describe, tests/fixtures/README.md) with every
+ * frame before it right; or a failure: a wrong frame (a PC that is not the
+ * true one), a wrong CFA outside a gap, or an early stop anywhere else.
+ *
+ * Under valgrind (SFB_VALGRIND=1 or valgrind's LD_PRELOAD) the chains run
+ * without stepping: valgrind does not deliver trap-flag traps. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "backtrace.h"
+#include "check.h"
+#include "chains_lib.h"
+#include "fixtures/src/chain.h"
+
+/* ---- Groups: which object (and SFrame version) an instruction is in --- */
+
+enum { G_EXE, G_LK, G_DL, G_CH1, G_CH2, G_CH3, G_FX1, G_FX2, G_FX3, NGROUPS };
+static const char *const group_name[NGROUPS] = {
+	"executable (host binutils)", "linked .so (host binutils)",
+	"dlopen .so (host binutils)", "libchain.so V1", "libchain.so V2",
+	"libchain.so V3", "libfixture.so V1", "libfixture.so V2", "libfixture.so V3",
+};
+/* Host binutils 2.40 writes SFrame V1. */
+static const int group_version[NGROUPS] = { 1, 1, 1, 1, 2, 3, 1, 2, 3 };
+
+/* Documented toolchain gaps (tests/fixtures/README.md, chains_lib.h):
+ * functions the group's SFrame cannot describe (no FDE, or a wrong one),
+ * and ".plt.got" where ld writes no FDE for it (2.40). */
+static const char *const gaps[NGROUPS][5] = {
+	[G_EXE] = { "chains_ex_drap", "chains_realign", ".plt.got" },
+	[G_LK] = { ".plt.got" },
+	[G_DL] = { ".plt.got" },
+	[G_CH1] = { "chain_drap", ".plt.got" },
+	[G_CH2] = { "chain_drap" },
+	[G_FX1] = { "fx_lib_drap", "fx_lib_fp_in_reg", "fx_lib_cfa_r10", ".plt.got" },
+	[G_FX2] = { "fx_lib_drap", "fx_lib_fp_in_reg", "fx_lib_cfa_r10" },
+};
+
+/* ---- Code ranges: functions and PLT sections ------------------------- */
+
+#define MAXCODE 160
+struct code {
+	uintptr_t lo, hi;
+	const char *name; /* function, or ".plt" / ".plt.got" / ".plt.sec" */
+	int group;
+	bool plt;
+	bool gap;
+	uintptr_t gap_lo, gap_hi; /* a documented gap in part of the function */
+	bool sigframe;     /* marked a signal frame (.cfi_signal_frame, V3 "S") */
+	int ra_index;     /* CHAINS_RA_* for the executable's chain functions */
+	/* per-instruction results */
+	unsigned checked, matched, stop_gap, cfa_gap, wrong_frame, wrong_cfa, stop_bad;
+};
+static struct code code[MAXCODE];
+static int ncode;
+
+static bool is_gap(int group, const char *name)
+{
+	for (int i = 0; i < 5 && gaps[group][i]; i++)
+		if (strcmp(gaps[group][i], name) == 0)
+			return true;
+	return false;
+}
+
+static void add_code(uintptr_t lo, uintptr_t hi, const char *name, int group, bool plt)
+{
+	if (ncode == MAXCODE || hi <= lo)
+		return;
+	code[ncode] = (struct code){ .lo = lo, .hi = hi, .name = name, .group = group,
+				     .plt = plt, .gap = is_gap(group, name), .ra_index = -1 };
+	ncode++;
+}
+
+/* gcc's CFI for a DRAP function keeps "rbp saved at (rbp+0)" after the
+ * epilogue has restored rbp (leave or pop %rbp, then lea -8(%r10),%rsp):
+ * from there to the end the FP rule of every unwind table made from it is
+ * wrong (DWARF and SFrame V3 alike), so a walk may stop there.  Finds that
+ * lea. */
+static void find_drap_epilogue(struct code *c)
+{
+	static const uint8_t lea[] = { 0x49, 0x8d, 0x62, 0xf8 }; /* lea -8(%r10),%rsp */
+	const uint8_t *p = (const uint8_t *)c->lo;
+	for (uintptr_t off = 1; off + sizeof lea <= c->hi - c->lo; off++)
+		if ((p[off - 1] == 0xc9 || p[off - 1] == 0x5d) && !memcmp(p + off, lea, sizeof lea)) {
+			c->gap_lo = c->lo + off;
+			c->gap_hi = c->hi;
+			return;
+		}
+}
+
+static bool in_gap(int where, uintptr_t pc)
+{
+	return where >= 0 && (code[where].gap || pc - code[where].gap_lo <
+							 code[where].gap_hi - code[where].gap_lo);
+}
+
+/* A function by its address: its extent from the symbol table. */
+static bool add_fn(void *addr, const char *name, int group)
+{
+	Dl_info di;
+	const ElfW(Sym) *sym = NULL;
+	if (!addr || !dladdr1(addr, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+	    !sym->st_size || di.dli_saddr != addr)
+		return false;
+	add_code((uintptr_t)addr, (uintptr_t)addr + sym->st_size, name, group, false);
+	if (strstr(name, "drap"))
+		find_drap_epilogue(&code[ncode - 1]);
+	code[ncode - 1].sigframe = strstr(name, "sigframe") != NULL;
+	return true;
+}
+
+/* The PLT sections of an object, from its section headers on disk. */
+static int add_plts(const char *path, uintptr_t bias, int group)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) sh[128];
+	char names[4096];
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || eh.e_shnum > 128 ||
+	    eh.e_shentsize != sizeof sh[0] || eh.e_shstrndx >= eh.e_shnum ||
+	    pread(fd, sh, eh.e_shnum * sizeof sh[0], (off_t)eh.e_shoff) !=
+		    (ssize_t)(eh.e_shnum * sizeof sh[0])) {
+		close(fd);
+		return 0;
+	}
+	const ElfW(Shdr) *str = &sh[eh.e_shstrndx];
+	size_t len = str->sh_size < sizeof names - 1 ? str->sh_size : sizeof names - 1;
+	if (pread(fd, names, len, (off_t)str->sh_offset) != (ssize_t)len) {
+		close(fd);
+		return 0;
+	}
+	names[len] = 0;
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_name >= len)
+			continue;
+		const char *n = names + sh[i].sh_name;
+		static const char *const plts[] = { ".plt", ".plt.got", ".plt.sec" };
+		for (unsigned k = 0; k < 3; k++)
+			if (strcmp(n, plts[k]) == 0) {
+				add_code(bias + sh[i].sh_addr, bias + sh[i].sh_addr + sh[i].sh_size,
+					 plts[k], group, true);
+				found++;
+			}
+	}
+	close(fd);
+	return found;
+}
+
+static int find_code(uintptr_t pc)
+{
+	for (int i = 0; i < ncode; i++)
+		if (pc - code[i].lo < code[i].hi - code[i].lo)
+			return i;
+	return -1;
+}
+
+/* ---- The shadow stack (ground truth) --------------------------------- */
+
+struct inst {
+	uintptr_t cfa, ra; /* the instance's CFA and return address */
+	int code;          /* its function (or PLT stub), -1 for main */
+	bool valid;        /* every instance below it was seen being entered */
+};
+#define MAXS 64
+static struct inst shadow[MAXS];
+static int nshadow;
+static bool shadow_overflow;
+
+/* ---- The trap handler ------------------------------------------------ */
+
+#define MAX_STEPS 2000000u
+static volatile sig_atomic_t stepping_done;
+static unsigned long steps, unchecked, unverifiable, confused;
+static bool prev_tracked;
+static uintptr_t seen_ra[CHAINS_RA_COUNT];
+
+enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_WRONG_FRAME, K_WRONG_CFA, K_STOP_BAD };
+static const char *const kind_name[] = { "match", "stopped at gap", "CFA wrong in gap",
+					 "WRONG FRAME", "WRONG CFA", "STOPPED EARLY" };
+
+/* The first failures, for the report. */
+#define MAXLOG 40
+static struct failure {
+	int kind, frame, n, stop, code;
+	uintptr_t pc, got_pc, want_pc, got_cfa, want_cfa;
+} failures[MAXLOG];
+static int nfailures;
+/* Why the walks that stopped at a documented gap stopped, by version. */
+static unsigned gap_stops[4][16];
+
+static bool jmp_via_got(uintptr_t pc)
+{
+	const uint8_t *c = (const uint8_t *)pc;
+	return (c[0] == 0xff && c[1] == 0x25) || (c[0] == 0xf2 && c[1] == 0xff && c[2] == 0x25);
+}
+
+static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int where,
+		       bool from_tracked)
+{
+	struct inst chain[MAXS + 1];
+	int L = nshadow;
+	memcpy(chain, shadow, sizeof chain[0] * (size_t)L);
+	if (code[where].plt) {
+		/* A stub about to jmp *GOT: it runs as the function it enters. */
+		if (!jmp_via_got(pc)) {
+			unchecked++;
+			return;
+		}
+		/* (called from untracked code, e.g. a sanitizer's interceptor:
+		 * the frames in between are unknown) */
+		struct inst stub = { sp + 8, *(const uintptr_t *)sp, where,
+				     chain[L - 1].valid && from_tracked };
+		if (chain[L - 1].cfa == sp + 8)
+			chain[L - 1] = stub;
+		else if (L < MAXS)
+			chain[L++] = stub;
+	} else if (chain[L - 1].code != where) {
+		/* pc in a tracked function that is not the current instance:
+		 * the shadow stack lost track (should not happen). */
+		confused++;
+		return;
+	}
+	if (!chain[L - 1].valid) {
+		unverifiable++;
+		return;
+	}
+
+	struct sframe_bt_frame fr[MAXS + 8];
+	struct sframe_bt_status st;
+	memset(fr, 0, sizeof fr);
+	int n = sframe_backtrace_ex(uc, fr, L + 4, 0, &st);
+
+	/* Expected frame j: pc = chain[L-j].ra (pc itself for j = 0), in the
+	 * function of chain[L-1-j], with that instance's CFA. */
+	int bad_pc = -1, bad_cfa = -1;
+	bool cfa_in_gap = true, gap_seen = false;
+	for (int j = 0; j < n && j < L; j++) {
+		uintptr_t want_pc = j == 0 ? pc : chain[L - j].ra;
+		uintptr_t want_cfa = chain[L - 1 - j].cfa;
+		/* After a frame marked "signal frame" (fx_lib_sigframe: an
+		 * ordinary function with .cfi_signal_frame), the next PC may
+		 * be taken as exact, as DWARF's 'S' would have it. */
+		bool any_exact = j > 0 && chain[L - j].code >= 0 && code[chain[L - j].code].sigframe;
+		if (fr[j].pc != want_pc || (fr[j].exact != (j == 0) && !any_exact)) {
+			bad_pc = j;
+			break;
+		}
+		bool gap_here = in_gap(chain[L - 1 - j].code, j == 0 ? pc : want_pc - 1);
+		gap_seen = gap_seen || gap_here;
+		/* The last frame's CFA is 0 when the walk could not unwind it. */
+		if (fr[j].cfa != want_cfa && !(j == n - 1 && fr[j].cfa == 0)) {
+			if (bad_cfa < 0)
+				bad_cfa = j;
+			/* a wrong row in a gap can spoil the FP, and so the
+			 * CFA, of the frames after it */
+			cfa_in_gap = cfa_in_gap && gap_seen;
+		}
+	}
+	int kind;
+	int at = bad_pc >= 0 ? bad_pc : bad_cfa;
+	if (bad_pc >= 0) {
+		kind = K_WRONG_FRAME;
+	} else if (n < L) {
+		/* Stopped: fine only at or after a frame in a gap (a wrong row
+		 * there can also spoil the FP a later frame needs), and with a
+		 * real reason. */
+		bool gap = gap_seen && st.stop != SFRAME_BT_STOP_NONE &&
+			   st.stop != SFRAME_BT_STOP_BUFFER_FULL;
+		kind = !gap ? K_STOP_BAD : bad_cfa >= 0 && !cfa_in_gap ? K_WRONG_CFA : K_STOP_GAP;
+		if (kind == K_STOP_BAD || kind == K_STOP_GAP)
+			at = n;
+	} else if (bad_cfa >= 0) {
+		kind = cfa_in_gap ? K_CFA_GAP : K_WRONG_CFA;
+	} else {
+		kind = K_MATCH;
+	}
+
+	struct code *c = &code[where];
+	c->checked++;
+	switch (kind) {
+	case K_MATCH: c->matched++; break;
+	case K_STOP_GAP:
+		c->stop_gap++;
+		gap_stops[group_version[c->group]][st.stop & 15]++;
+		break;
+	case K_CFA_GAP: c->cfa_gap++; break;
+	case K_WRONG_FRAME: c->wrong_frame++; break;
+	case K_WRONG_CFA: c->wrong_cfa++; break;
+	default: c->stop_bad++; break;
+	}
+	if (kind >= K_WRONG_FRAME && nfailures < MAXLOG) {
+		struct failure *f = &failures[nfailures++];
+		f->kind = kind;
+		f->frame = at;
+		f->n = n;
+		f->stop = st.stop;
+		f->code = where;
+		f->pc = pc;
+		if (at >= 0 && at < L) {
+			f->want_pc = at == 0 ? pc : chain[L - at].ra;
+			f->want_cfa = chain[L - 1 - at].cfa;
+		}
+		if (at >= 0 && at < n) {
+			f->got_pc = fr[at].pc;
+			f->got_cfa = fr[at].cfa;
+		}
+	}
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t pc = (uintptr_t)g[REG_RIP], sp = (uintptr_t)g[REG_RSP];
+	if (pc == (uintptr_t)chains_tf_off || ++steps > MAX_STEPS) {
+		g[REG_EFL] &= ~(greg_t)0x100;
+		stepping_done = 1;
+		return;
+	}
+	/* Instances that returned. */
+	while (nshadow > 2 && shadow[nshadow - 1].cfa <= sp)
+		nshadow--;
+	int where = find_code(pc);
+	bool tracked = where >= 0;
+	if (tracked && !code[where].plt && pc == code[where].lo) {
+		/* Entry: the call (or tail jump) has just happened. */
+		struct inst e = { sp + 8, *(const uintptr_t *)sp, where,
+				  prev_tracked && shadow[nshadow - 1].valid };
+		if (shadow[nshadow - 1].cfa == sp + 8 && nshadow > 2)
+			shadow[nshadow - 1] = e; /* tail call */
+		else if (nshadow < MAXS)
+			shadow[nshadow++] = e;
+		else
+			shadow_overflow = true;
+		if (code[where].ra_index >= 0)
+			seen_ra[code[where].ra_index] = e.ra;
+	}
+	bool from_tracked = prev_tracked;
+	prev_tracked = tracked;
+	if (!tracked) {
+		unchecked++;
+		return;
+	}
+	check_here(uc, pc, sp, where, from_tracked);
+}
+
+/* ---- The chains ------------------------------------------------------ */
+
+static int (*chain_entry_p[4])(int, chain_cb, void *);
+static int (*chain_tail_p[4])(chain_cb, void *);
+static int (*fx_run_all_p[4])(int);
+
+CHAINS_FN int ei_leaf(void *ctx)
+{
+	return ((struct chains_ctx *)ctx)->pos;
+}
+
+CHAINS_FN int ei_cb(void *arg)
+{
+	return arg == NULL;
+}
+
+CHAINS_FN int ei_chain_adapter(void *ctx)
+{
+	volatile int zero = 0;
+	int r = chain_entry_p[((struct chains_ctx *)ctx)->depth](2, ei_cb, NULL);
+	return r + zero;
+}
+
+CHAINS_FN int ei_tail_adapter(void *ctx)
+{
+	volatile int zero = 0;
+	int r = chain_tail_p[((struct chains_ctx *)ctx)->depth](ei_cb, NULL);
+	return r + zero;
+}
+
+CHAINS_FN int ei_fixture_adapter(void *ctx)
+{
+	volatile int zero = 0;
+	int r = fx_run_all_p[((struct chains_ctx *)ctx)->depth](1);
+	return r + zero;
+}
+
+/* Runs entry(ctx), single-stepping it when step.  Called from main only,
+ * so that shadow[0] (main) and shadow[1] (this) are the bottom of every
+ * chain. */
+CHAINS_FN int ei_drive(chains_fn entry, void *ctx, int step)
+{
+	volatile int zero = 0;
+	shadow[1] = (struct inst){ (uintptr_t)__builtin_dwarf_cfa(),
+				   (uintptr_t)__builtin_return_address(0), find_code((uintptr_t)ei_drive),
+				   true };
+	nshadow = 2;
+	prev_tracked = true;
+	stepping_done = 0;
+	if (step)
+		chains_tf_on();
+	int r = entry(ctx);
+	if (step)
+		chains_tf_off();
+	return r + zero;
+}
+
+struct flow {
+	const char *name;
+	chains_fn entry;
+	struct chains_ctx ctx;
+	bool varies; /* result depends on uninitialised stack (libfixture) */
+};
+
+/* ---- Set-up ---------------------------------------------------------- */
+
+static char exe_dir[PATH_MAX];
+
+static const char *fixtures_dir(void)
+{
+	static char dir[PATH_MAX + 64];
+	const char *env = getenv("SFB_FIXTURES");
+	if (env && *env)
+		return env;
+	if (access("tests/fixtures/bin/x86_64-v1/libchain.so", R_OK) == 0)
+		return "tests/fixtures/bin";
+#ifdef SFB_CHAINS_SRCDIR
+	if (access(SFB_CHAINS_SRCDIR "/tests/fixtures/bin/x86_64-v1/libchain.so", R_OK) == 0)
+		return SFB_CHAINS_SRCDIR "/tests/fixtures/bin";
+#endif
+	snprintf(dir, sizeof dir, "%s/../../tests/fixtures/bin", exe_dir);
+	return dir;
+}
+
+static void *open_lib(const char *path, int group, uintptr_t *bias_out)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	struct link_map *lm = NULL;
+	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+		CHECK(0, "dlopen %s: %s", path, dlerror());
+		return NULL;
+	}
+	add_plts(path, lm->l_addr, group);
+	if (bias_out)
+		*bias_out = lm->l_addr;
+	return h;
+}
+
+static const char *const chain_fns[] = {
+	"chain_entry", "chain_recurse", "chain_alloca", "chain_drap", "chain_leafcall",
+	"chain_tail_entry", "chain_tail", "chain_leafcall2",
+};
+static const char *const fixture_fns[] = {
+	"fx_lib_run_all", "fx_lib_use", "fx_lib_frame_small", "fx_lib_frame_1k",
+	"fx_lib_frame_128k", "fx_lib_drap", "fx_lib_alloca", "fx_lib_plt_calls",
+	"fx_lib_plt_got", "fx_lib_sigframe", "fx_lib_ra_undef_mid", "fx_lib_fp_in_reg",
+	"fx_lib_cfa_r10",
+};
+
+static bool under_valgrind(void)
+{
+	const char *v = getenv("SFB_VALGRIND"), *p = getenv("LD_PRELOAD");
+	return (v && *v && strcmp(v, "0") != 0) || (p && strstr(p, "vgpreload"));
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *sym_of(uintptr_t pc, char *buf, size_t size)
+{
+	Dl_info di;
+	if (pc && dladdr((void *)pc, &di) && di.dli_sname)
+		snprintf(buf, size, "%s+%#lx", di.dli_sname,
+			 (unsigned long)(pc - (uintptr_t)di.dli_saddr));
+	else
+		snprintf(buf, size, "%#lx", (unsigned long)pc);
+	return buf;
+}
+
+int main(void)
+{
+	char path[2 * PATH_MAX + 128];
+	double t0 = now();
+
+	shadow[0] = (struct inst){ (uintptr_t)__builtin_dwarf_cfa(),
+				   (uintptr_t)__builtin_return_address(0), -1, true };
+
+	ssize_t k = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
+	exe_dir[k > 0 ? k : 0] = 0;
+	char *slash = strrchr(exe_dir, '/');
+	if (slash)
+		*slash = 0;
+
+	/* The executable's functions and PLT. */
+	static const struct {
+		void *fn;
+		const char *name;
+		int ra_index;
+	} exe_fns[] = {
+		{ (void *)ei_drive, "ei_drive", -1 },
+		{ (void *)chains_ex_a, "chains_ex_a", CHAINS_RA_A },
+		{ (void *)chains_ex_alloca, "chains_ex_alloca", CHAINS_RA_ALLOCA },
+		{ (void *)chains_ex_big, "chains_ex_big", CHAINS_RA_BIG },
+		{ (void *)chains_ex_mid, "chains_ex_mid", CHAINS_RA_MID },
+		{ (void *)chains_ex_to_dl, "chains_ex_to_dl", CHAINS_RA_TO_DL },
+		{ (void *)chains_ex_drap, "chains_ex_drap", CHAINS_RA_DRAP },
+		{ (void *)chains_ex_recurse, "chains_ex_recurse", -1 },
+		{ (void *)chains_realign, "chains_realign", -1 },
+		{ (void *)ei_leaf, "ei_leaf", -1 },
+		{ (void *)ei_cb, "ei_cb", -1 },
+		{ (void *)ei_chain_adapter, "ei_chain_adapter", -1 },
+		{ (void *)ei_tail_adapter, "ei_tail_adapter", -1 },
+		{ (void *)ei_fixture_adapter, "ei_fixture_adapter", -1 },
+	};
+	bool all = true;
+	for (unsigned i = 0; i < sizeof exe_fns / sizeof exe_fns[0]; i++) {
+		bool ok = add_fn(exe_fns[i].fn, exe_fns[i].name, G_EXE);
+		if (ok)
+			code[ncode - 1].ra_index = exe_fns[i].ra_index;
+		all = all && ok;
+	}
+	Dl_info di;
+	dladdr((void *)ei_drive, &di);
+	int plts = add_plts("/proc/self/exe", (uintptr_t)di.dli_fbase, G_EXE);
+
+	/* The linked helper. */
+	/* (by name: taking chains_lk_outer's address here would route the
+	 * executable's call through .plt.got instead of .plt) */
+	void *lk = dlsym(RTLD_DEFAULT, "chains_lk_outer");
+	all = add_fn(lk, "chains_lk_outer", G_LK) && all;
+	all = add_fn(dlsym(RTLD_DEFAULT, "chains_lk_mid"), "chains_lk_mid", G_LK) && all;
+	all = add_fn((void *)chains_lk_got, "chains_lk_got", G_LK) && all;
+	if (lk && dladdr(lk, &di))
+		plts += add_plts(di.dli_fname, (uintptr_t)di.dli_fbase, G_LK);
+
+	/* The dlopen()ed helper. */
+	snprintf(path, sizeof path, "%s/libsfb_chains_dl.so", exe_dir);
+	void *dlh = open_lib(path, G_DL, NULL);
+	if (dlh) {
+		chains_dl_entry = (chains_fn)dlsym(dlh, "chains_dl_outer");
+		all = add_fn(dlsym(dlh, "chains_dl_outer"), "chains_dl_outer", G_DL) && all;
+		all = add_fn(dlsym(dlh, "chains_dl_big"), "chains_dl_big", G_DL) && all;
+		all = add_fn(dlsym(dlh, "chains_dl_mid"), "chains_dl_mid", G_DL) && all;
+	}
+
+	/* The fixtures. */
+	const char *fx = fixtures_dir();
+	for (int v = 1; v <= 3; v++) {
+		snprintf(path, sizeof path, "%s/x86_64-v%d/libchain.so", fx, v);
+		void *h = open_lib(path, G_CH1 + v - 1, NULL);
+		if (h) {
+			chain_entry_p[v] = (int (*)(int, chain_cb, void *))dlsym(h, "chain_entry");
+			chain_tail_p[v] = (int (*)(chain_cb, void *))dlsym(h, "chain_tail_entry");
+			for (unsigned i = 0; i < sizeof chain_fns / sizeof chain_fns[0]; i++)
+				all = add_fn(dlsym(h, chain_fns[i]), chain_fns[i], G_CH1 + v - 1) && all;
+		}
+		snprintf(path, sizeof path, "%s/x86_64-v%d/libfixture.so", fx, v);
+		h = open_lib(path, G_FX1 + v - 1, NULL);
+		if (h) {
+			fx_run_all_p[v] = (int (*)(int))dlsym(h, "fx_lib_run_all");
+			for (unsigned i = 0; i < sizeof fixture_fns / sizeof fixture_fns[0]; i++)
+				all = add_fn(dlsym(h, fixture_fns[i]), fixture_fns[i], G_FX1 + v - 1) &&
+				      all;
+		}
+	}
+	CHECK(all && chains_dl_entry && plts >= 3,
+	      "set-up: %d code ranges (functions with their sizes, %d PLT sections)", ncode,
+	      plts);
+	if (!all || !chains_dl_entry)
+		CHECK_DONE();
+
+	struct flow flows[16];
+	int nflows = 0;
+	flows[nflows++] = (struct flow){ .name = "exe -> linked -> dlopen",
+					 .entry = chains_ex_a,
+					 .ctx = { .hop = { chains_ex_mid, chains_ex_to_dl, ei_leaf } } };
+	flows[nflows++] = (struct flow){ .name = "exe recursion", .entry = chains_ex_recurse,
+					 .ctx = { .hop = { ei_leaf }, .depth = 3 } };
+	flows[nflows++] = (struct flow){ .name = "exe DRAP", .entry = chains_ex_drap,
+					 .ctx = { .hop = { ei_leaf } } };
+	flows[nflows++] = (struct flow){ .name = "exe realign (CFA in %rbx)",
+					 .entry = chains_realign, .ctx = { .hop = { ei_leaf } } };
+	for (int v = 1; v <= 3; v++) {
+		static const char *const names[4][3] = {
+			{ 0 },
+			{ "libchain V1 chain_entry", "libchain V1 chain_tail_entry", "libfixture V1" },
+			{ "libchain V2 chain_entry", "libchain V2 chain_tail_entry", "libfixture V2" },
+			{ "libchain V3 chain_entry", "libchain V3 chain_tail_entry", "libfixture V3" },
+		};
+		if (chain_entry_p[v])
+			flows[nflows++] =
+				(struct flow){ .name = names[v][0], .entry = ei_chain_adapter,
+						.ctx = { .depth = v } };
+		if (chain_tail_p[v])
+			flows[nflows++] =
+				(struct flow){ .name = names[v][1], .entry = ei_tail_adapter,
+						.ctx = { .depth = v } };
+		if (fx_run_all_p[v])
+			flows[nflows++] =
+				(struct flow){ .name = names[v][2], .entry = ei_fixture_adapter,
+						.ctx = { .depth = v }, .varies = true };
+	}
+
+	bool stepping = !under_valgrind();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, NULL);
+
+	for (int i = 0; i < nflows; i++) {
+		struct chains_ctx c = flows[i].ctx;
+		int r0 = ei_drive(flows[i].entry, &c, 0); /* binds the PLT slots */
+		if (!stepping)
+			continue;
+		c = flows[i].ctx;
+		unsigned long before = steps;
+		int r1 = ei_drive(flows[i].entry, &c, 1);
+		CHECK(stepping_done && (r0 == r1 || flows[i].varies) && steps - before > 10 &&
+			      !shadow_overflow,
+		      "stepped %s: %lu instructions", flows[i].name, steps - before);
+		if (i == 0) {
+			bool same = true;
+			for (int j = 0; j < CHAINS_RA_COUNT; j++)
+				if (j != CHAINS_RA_DRAP)
+					same = same && seen_ra[j] == (uintptr_t)chains_ra[j];
+			CHECK(same, "shadow stack agrees with __builtin_return_address() of the "
+				    "executable's chain functions");
+		}
+	}
+	if (!stepping) {
+		CHECK(1, "chains ran without stepping (valgrind: no trap-flag stepping)");
+		CHECK_DONE();
+	}
+
+	/* Per function (non-matching ones only), then per group and version. */
+	unsigned gsum[NGROUPS][7];
+	memset(gsum, 0, sizeof gsum);
+	for (int i = 0; i < ncode; i++) {
+		struct code *c = &code[i];
+		unsigned *s = gsum[c->group];
+		s[0] += c->checked;
+		s[1] += c->matched;
+		s[2] += c->stop_gap;
+		s[3] += c->cfa_gap;
+		s[4] += c->wrong_frame;
+		s[5] += c->wrong_cfa;
+		s[6] += c->stop_bad;
+		if (c->checked != c->matched)
+			printf("#   %-18s %-22s %3u checked, %3u matched, %3u stopped at gap, "
+			       "%u CFA-wrong in gap, %u WRONG FRAME, %u WRONG CFA, %u STOPPED EARLY%s\n",
+			       group_name[c->group], c->name, c->checked, c->matched, c->stop_gap,
+			       c->cfa_gap, c->wrong_frame, c->wrong_cfa, c->stop_bad,
+			       c->gap ? " (documented gap)" : "");
+	}
+	for (int i = 0; i < nfailures; i++) {
+		struct failure *f = &failures[i];
+		char a[160], b[160], c2[160];
+		printf("#   %s at %s [%s]: frame #%d got %s cfa %#lx, want %s cfa %#lx "
+		       "(%d frames, stop %s)\n",
+		       kind_name[f->kind], sym_of(f->pc, a, sizeof a), group_name[code[f->code].group],
+		       f->frame, sym_of(f->got_pc, b, sizeof b), (unsigned long)f->got_cfa,
+		       sym_of(f->want_pc, c2, sizeof c2), (unsigned long)f->want_cfa, f->n,
+		       sframe_bt_stop_name(f->stop));
+	}
+
+	unsigned vsum[4][7];
+	memset(vsum, 0, sizeof vsum);
+	for (int g = 0; g < NGROUPS; g++) {
+		unsigned *s = gsum[g];
+		for (int j = 0; j < 7; j++)
+			vsum[group_version[g]][j] += s[j];
+		printf("# %-28s V%d: %4u checked, %4u matched, %3u stopped at a documented gap, "
+		       "%u CFA wrong in a gap; %u wrong frames, %u wrong CFAs, %u early stops\n",
+		       group_name[g], group_version[g], s[0], s[1], s[2], s[3], s[4], s[5], s[6]);
+	}
+	for (int v = 1; v <= 3; v++) {
+		unsigned *s = vsum[v];
+		printf("# every-insn SFrame V%d: %u instructions checked, %u matched, %u stopped at "
+		       "documented gaps (%u with a wrong CFA in the gap), %u wrong frames, %u wrong "
+		       "CFAs, %u early stops\n",
+		       v, s[0], s[1], s[2] + s[3], s[3], s[4], s[5], s[6]);
+		printf("#   V%d stops at documented gaps by reason:", v);
+		for (int r = 0; r < 16; r++)
+			if (gap_stops[v][r])
+				printf(" %s %u", sframe_bt_stop_name(r), gap_stops[v][r]);
+		printf("\n");
+		CHECK(s[0] > 0 && s[4] == 0 && s[5] == 0 && s[6] == 0,
+		      "every-insn SFrame V%d: %u instructions checked, %u matched, %u stopped at a "
+		      "documented gap; %u wrong frames, %u wrong CFAs, %u other early stops",
+		      v, s[0], s[1], s[2] + s[3], s[4], s[5], s[6]);
+	}
+	printf("# %lu traps, %lu instructions outside the chains (libc), %lu unverifiable, "
+	       "%lu confused; %.2f s\n",
+	       steps, unchecked, unverifiable, confused, now() - t0);
+	/* (unverifiable: PLT stubs called from untracked code, e.g. the
+	 * interceptors of a sanitizer build) */
+	CHECK(confused == 0, "shadow stack consistent at every checked instruction (%lu confused; "
+	      "%lu unverifiable, not checked)", confused, unverifiable);
+
+	/* What the chains were meant to exercise really was. */
+	for (int i = 0; i < ncode; i++) {
+		struct code *c = &code[i];
+		if (c->group == G_CH3 && strcmp(c->name, "chain_drap") == 0)
+			CHECK(c->checked >= 20 && c->matched == c->checked,
+			      "V3 chain_drap (flexible FDE): %u of %u instructions right "
+			      "(%u stopped in the epilogue, where gcc's CFI keeps a stale FP rule)",
+			      c->matched, c->checked, c->stop_gap);
+		if (c->plt && c->checked)
+			printf("# PLT %s of %s: %u stub instructions checked, %u matched\n", c->name,
+			       group_name[c->group], c->checked, c->matched);
+	}
+	CHECK_DONE();
+}

@@ -1,0 +1,854 @@
+/* profiler: a sampling CPU profiler in one file, on top of sframebt.
+ *
+ * Run an unmodified program under it:
+ *
+ *   LD_PRELOAD=$PWD/build/libsframe-profiler.so SFRAME_PROF_SVG=1 ./program
+ *
+ * or link this file in and call sframe_prof_start()/sframe_prof_stop()
+ * (see profiler.h; `build/profiler` is examples/demo/hotcold.c built that
+ * way).  It writes
+ *
+ *   PREFIX.folded  one line per distinct stack, root first, with its sample
+ *                  count: "main;parse;lex 42" -- the input of
+ *                  flamegraph.pl, inferno and speedscope;
+ *   PREFIX.svg     (SFRAME_PROF_SVG=1) a flame graph drawn by this file:
+ *                  open it in a browser, hover a frame for its name and
+ *                  sample count;
+ *
+ * and a summary on stderr: samples taken, samples dropped, and why each
+ * stack walk stopped.
+ *
+ * How it works:
+ *   1. Every thread gets a POSIX timer on its own CPU-time clock
+ *      (timer_create(CLOCK_THREAD_CPUTIME_ID) with SIGEV_THREAD_ID), so
+ *      a thread is sampled in proportion to the CPU it uses, and the
+ *      SIGPROF lands on the thread that used it.  Threads running at
+ *      start are found in /proc/self/task; threads created later are
+ *      caught by wrapping pthread_create() (this file defines it and calls
+ *      the real one: in the LD_PRELOAD build it interposes on libc's for
+ *      the whole program, linked in it covers calls made by the program
+ *      itself).  Threads created another way (raw clone(), libc-internal
+ *      helper threads) are not sampled.
+ *   2. The SIGPROF handler walks the interrupted stack with
+ *      sframe_backtrace_ex() -- async-signal-safe: no lock, no malloc --
+ *      and stores the PCs in the thread's ring buffer: preallocated, one
+ *      writer (the thread's own handler) and one reader (the drain
+ *      thread), with atomic head/tail indices.  A full ring drops the
+ *      sample and counts it.
+ *   3. A drain thread empties the rings every few milliseconds and counts
+ *      identical stacks in a hash table (normal context: malloc is fine).
+ *   4. At stop, each distinct PC is symbolized once with
+ *      sframe_symbolize(), stacks are folded and written.
+ *
+ * What the stacks look like: glibc carries no .sframe, so a walk ends at
+ * the first libc frame (stop reason "no-unwind-info"): stacks are rooted
+ * at __libc_start_call_main or start_thread (shown as [libc.so.6+0x27249]
+ * and the like when libc's symbol table is stripped, as on Debian), and a
+ * sample taken while a thread runs inside libc is a single frame, that
+ * libc function.  Both are normal.  Programs must be built with
+ * -Wa,--gsframe (binutils 2.40+) for their frames to be walked.
+ *
+ * The rate: a CPU-time timer is checked at the kernel's tick, so a thread
+ * gets at most CONFIG_HZ samples per CPU-second (often 100 or 250) however
+ * high SFRAME_PROF_HZ is; the summary says so when it happens.
+ *
+ * Side effects on the profiled program: SIGPROF is taken over (a handler
+ * stays installed after stop, because a late signal with the default
+ * action would kill the process), and system calls may fail with EINTR
+ * where the program does not expect it, as with any signal-based
+ * profiler (the handler is installed with SA_RESTART, which covers most).
+ * After fork() the child is not profiled. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backtrace.h"
+#include "profiler.h"
+
+#ifndef sigev_notify_thread_id /* glibc < 2.35 */
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#define MAX_THREADS 1024  /* profiled at once */
+#define MAX_DEPTH 128     /* frames per sample; deeper stacks are cut */
+#define RING_SAMPLES 256  /* per thread: ~250 ms at 999 Hz before drops */
+#define DRAIN_MS 20       /* how often the drain thread empties the rings */
+
+/* ---- Sampling: the part that runs in the signal handler --------------- */
+
+struct sample {
+	uint32_t depth;
+	uint32_t stop;              /* enum sframe_bt_stop */
+	uintptr_t pc[MAX_DEPTH];    /* leaf first; already "pc - 1" for
+				       return addresses, see take_sample() */
+};
+
+enum { FREE, CLAIMED, ACTIVE, EXITING, EXITED }; /* slot states */
+
+/* One profiled thread.  Only the thread's own SIGPROF handler writes head
+ * and the samples; only the drain thread writes tail.  state is changed
+ * with compare-and-swap by whoever registers or retires the thread. */
+struct slot {
+	_Atomic int state;
+	pid_t tid;
+	timer_t timer;
+	struct sample *ring;        /* RING_SAMPLES, allocated once, kept */
+	_Atomic uint64_t head, tail;
+};
+
+static struct slot slots[MAX_THREADS];
+static atomic_bool running;
+static atomic_int inflight;     /* handlers executing right now */
+static atomic_ulong dropped;    /* samples lost to a full ring */
+static atomic_ulong unprofiled; /* threads that found no free slot */
+
+static void take_sample(struct slot *s, const void *uc)
+{
+	uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+	if (head - tail >= RING_SAMPLES) {
+		atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+		return;
+	}
+	struct sample *out = &s->ring[head % RING_SAMPLES];
+	struct sframe_bt_frame f[MAX_DEPTH];
+	struct sframe_bt_status st;
+	int n = sframe_backtrace_ex(uc, f, MAX_DEPTH, 0, &st);
+	/* Frame 0 is the exact interrupted PC; the others are return
+	 * addresses, which point after the call and may already be in the
+	 * next function: the call itself is at pc - 1.  Store the address
+	 * to symbolize, so that no later step needs to know. */
+	for (int i = 0; i < n; i++)
+		out->pc[i] = f[i].exact ? f[i].pc : f[i].pc - 1;
+	out->depth = (uint32_t)n;
+	out->stop = (uint32_t)st.stop;
+	atomic_store_explicit(&s->head, head + 1, memory_order_release);
+}
+
+static void on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	/* inflight lets sframe_prof_stop() wait until no handler is still
+	 * writing; running is checked after announcing ourselves. */
+	atomic_fetch_add(&inflight, 1);
+	/* The timer's sigev_value says which slot; someone else's SIGPROF
+	 * (another timer, setitimer, kill) carries no pointer to one. */
+	uintptr_t p = si->si_code == SI_TIMER ? (uintptr_t)si->si_value.sival_ptr : 0;
+	uintptr_t off = p - (uintptr_t)slots;
+	bool ours = p && off < sizeof slots && off % sizeof slots[0] == 0;
+	if (ours && atomic_load(&running))
+		take_sample((struct slot *)p, uc);
+	atomic_fetch_sub(&inflight, 1);
+}
+
+/* ---- Threads: timers on, timers off (normal context) ------------------ */
+
+static int prof_hz = 99;
+
+/* The CPU clock of another thread of this process, from its tid: the
+ * encoding glibc's pthread_getcpuclockid() uses, which needs a pthread_t
+ * that /proc/self/task does not give. */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6); /* PERTHREAD | SCHED */
+}
+
+static struct slot *find_active(pid_t tid)
+{
+	for (int i = 0; i < MAX_THREADS; i++)
+		if (atomic_load(&slots[i].state) == ACTIVE && slots[i].tid == tid)
+			return &slots[i];
+	return NULL;
+}
+
+static void retire(struct slot *s)
+{
+	int expect = ACTIVE;
+	if (atomic_compare_exchange_strong(&s->state, &expect, EXITING)) {
+		timer_delete(s->timer);
+		atomic_store(&s->state, EXITED); /* the drain thread frees it */
+	}
+}
+
+/* Start sampling thread tid, whose CPU clock is clock. */
+static void register_thread(pid_t tid, clockid_t clock)
+{
+	if (find_active(tid))
+		return;
+	struct slot *s = NULL;
+	for (int i = 0; i < MAX_THREADS && !s; i++) {
+		int expect = FREE;
+		if (atomic_compare_exchange_strong(&slots[i].state, &expect, CLAIMED))
+			s = &slots[i];
+	}
+	if (!s) {
+		atomic_fetch_add(&unprofiled, 1);
+		return;
+	}
+	if (!s->ring) {
+		void *p = mmap(NULL, RING_SAMPLES * sizeof(struct sample),
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			atomic_store(&s->state, FREE);
+			atomic_fetch_add(&unprofiled, 1);
+			return;
+		}
+		s->ring = p;
+	}
+	s->tid = tid;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;  /* signal this thread only */
+	sev.sigev_notify_thread_id = tid;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_value.sival_ptr = s;       /* the handler's si_value */
+	if (timer_create(clock, &sev, &s->timer) != 0) {
+		atomic_store(&s->state, FREE); /* e.g. the thread just exited */
+		return;
+	}
+	atomic_store(&s->state, ACTIVE);
+	long ns = 1000000000L / prof_hz;
+	struct itimerspec its = { { ns / 1000000000L, ns % 1000000000L },
+				  { ns / 1000000000L, ns % 1000000000L } };
+	timer_settime(s->timer, 0, &its, NULL);
+	/* sframe_prof_stop() may have run since we checked: then it either
+	 * saw this slot ACTIVE and retired it, or we see running false. */
+	if (!atomic_load(&running))
+		retire(s);
+}
+
+/* Runs when a thread started through our pthread_create() exits (a
+ * pthread key destructor: on return, pthread_exit() and cancellation). */
+static void thread_exit(void *unused)
+{
+	(void)unused;
+	/* Block SIGPROF first, so that no sample can be taken into the slot
+	 * once the drain thread may hand it to another thread. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	struct slot *s = find_active(gettid());
+	if (s)
+		retire(s);
+}
+
+static pthread_key_t exit_key;
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+
+static pthread_create_fn real_pthread_create(void)
+{
+	static _Atomic(pthread_create_fn) real;
+	pthread_create_fn f = atomic_load(&real);
+	if (!f) {
+		/* dlsym returns void *; the copy avoids an ISO C cast warning. */
+		void *p = dlsym(RTLD_NEXT, "pthread_create");
+		memcpy(&f, &p, sizeof f);
+		atomic_store(&real, f);
+	}
+	return f;
+}
+
+struct start_args {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+/* Every thread created through pthread_create() starts here. */
+static void *sframe_prof_thread_start(void *p)
+{
+	struct start_args a = *(struct start_args *)p;
+	free(p);
+	if (atomic_load(&running)) {
+		pthread_setspecific(exit_key, &exit_key); /* arms thread_exit() */
+		register_thread(gettid(), CLOCK_THREAD_CPUTIME_ID);
+	}
+	return a.fn(a.arg);
+}
+
+/* The interposed pthread_create(). */
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+		   void *(*fn)(void *), void *arg)
+{
+	pthread_create_fn real = real_pthread_create();
+	struct start_args *a = malloc(sizeof *a);
+	if (!a)
+		return real(thread, attr, fn, arg); /* just not profiled */
+	a->fn = fn;
+	a->arg = arg;
+	int rc = real(thread, attr, sframe_prof_thread_start, a);
+	if (rc != 0)
+		free(a);
+	return rc;
+}
+
+/* ---- Aggregation (the drain thread) ----------------------------------- */
+
+/* A distinct stack and how many samples had it.  stop is kept only when
+ * it cut the stack short (see truncating()), so that complete stacks
+ * differing only in how the walk ended are counted together. */
+struct stack {
+	uint64_t hash, count;
+	uint32_t depth, stop;
+	uintptr_t pc[];
+};
+
+static struct stack **stacks;     /* open addressing, NULL = empty */
+static size_t stacks_cap, stacks_used;
+static unsigned long samples, stop_counts[32];
+
+/* The walk reached the end of what can be walked: the outermost frame,
+ * or code without unwind info (glibc) -- not a truncated stack. */
+static bool truncating(int stop)
+{
+	return stop != SFRAME_BT_STOP_OUTERMOST && stop != SFRAME_BT_STOP_NO_UNWIND_INFO;
+}
+
+static uint64_t hash_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ stop;
+	for (uint32_t i = 0; i < depth; i++)
+		h = (h ^ pc[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)
+{
+	if (2 * (stacks_used + 1) > stacks_cap) { /* grow, keep load <= 1/2 */
+		size_t cap = stacks_cap ? 2 * stacks_cap : 1024;
+		struct stack **t = calloc(cap, sizeof *t);
+		if (!t)
+			return;
+		for (size_t i = 0; i < stacks_cap; i++) {
+			if (!stacks[i])
+				continue;
+			size_t j = stacks[i]->hash & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = stacks[i];
+		}
+		free(stacks);
+		stacks = t;
+		stacks_cap = cap;
+	}
+	uint64_t h = hash_stack(pc, depth, stop);
+	size_t j = h & (stacks_cap - 1);
+	for (; stacks[j]; j = (j + 1) & (stacks_cap - 1)) {
+		struct stack *s = stacks[j];
+		if (s->hash == h && s->depth == depth && s->stop == stop &&
+		    memcmp(s->pc, pc, depth * sizeof *pc) == 0) {
+			s->count++;
+			return;
+		}
+	}
+	struct stack *s = malloc(sizeof *s + depth * sizeof *pc);
+	if (!s)
+		return;
+	*s = (struct stack){ .hash = h, .count = 1, .depth = depth, .stop = stop };
+	memcpy(s->pc, pc, depth * sizeof *pc);
+	stacks[j] = s;
+	stacks_used++;
+}
+
+static void drain(void)
+{
+	for (int i = 0; i < MAX_THREADS; i++) {
+		struct slot *s = &slots[i];
+		int state = atomic_load(&s->state);
+		if (state == FREE || state == CLAIMED)
+			continue;
+		uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+		uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+		for (; tail != head; tail++) {
+			const struct sample *smp = &s->ring[tail % RING_SAMPLES];
+			samples++;
+			stop_counts[smp->stop % 32]++;
+			count_stack(smp->pc, smp->depth,
+				    truncating((int)smp->stop) ? smp->stop : 0);
+		}
+		atomic_store_explicit(&s->tail, tail, memory_order_release);
+		/* An EXITED thread takes no more samples: recycle its slot. */
+		if (state == EXITED)
+			atomic_store(&s->state, FREE);
+	}
+}
+
+static pthread_t drain_thread;
+static atomic_bool drain_quit;
+
+static void *drain_main(void *unused)
+{
+	(void)unused;
+	/* Not a profiled thread: never interrupt it with SIGPROF. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPROF);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	struct timespec ts = { 0, DRAIN_MS * 1000000L };
+	while (!atomic_load(&drain_quit)) {
+		nanosleep(&ts, NULL);
+		drain();
+	}
+	return NULL;
+}
+
+/* ---- Output ----------------------------------------------------------- */
+
+/* PC -> frame name, each PC symbolized once. */
+struct name {
+	uintptr_t key; /* pc * 2 + leaf */
+	char *name;
+};
+static struct name *names;
+static size_t names_cap;
+
+static const char *pc_name(uintptr_t pc, bool leaf)
+{
+	uintptr_t key = pc * 2 + leaf;
+	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (names_cap - 1);
+	for (; names[j].name; j = (j + 1) & (names_cap - 1))
+		if (names[j].key == key)
+			return names[j].name;
+	static char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	struct sframe_symbol sym;
+	char buf[512];
+	if (sframe_symbolize(pc, &sym, scratch, sizeof scratch)) {
+		snprintf(buf, sizeof buf, "%s", sym.name);
+	} else if (sym.object[0]) {
+		/* No symbol (a stripped object, e.g. libc's internal
+		 * functions): name the object, as perf does, and for a caller
+		 * the call site too, which tells e.g. start_thread from
+		 * __libc_start_call_main.  A leaf gets no offset, or each PC
+		 * would be a frame of its own. */
+		const char *base = strrchr(sym.object, '/');
+		base = base ? base + 1 : sym.object;
+		if (leaf)
+			snprintf(buf, sizeof buf, "[%s]", base);
+		else
+			snprintf(buf, sizeof buf, "[%s+0x%lx]", base,
+				 (unsigned long)sym.object_offset);
+	} else {
+		snprintf(buf, sizeof buf, "[unknown]");
+	}
+	/* ';' separates frames and ' ' the count in the folded format. */
+	for (char *c = buf; *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = *c == ';' ? ':' : '_';
+	names[j].key = key;
+	names[j].name = strdup(buf);
+	return names[j].name ? names[j].name : "[oom]";
+}
+
+struct folded {
+	char *line; /* "root;...;leaf" */
+	unsigned long count;
+};
+
+/* Order stacks frame by frame ("a;b" < "a;b;c" < "a;b-x"), as a plain
+ * strcmp would not (';' sorts after '-'): then the flame graph's frames
+ * sharing a prefix are adjacent. */
+static int frame_cmp(const void *pa, const void *pb)
+{
+	const unsigned char *a = (const void *)((const struct folded *)pa)->line;
+	const unsigned char *b = (const void *)((const struct folded *)pb)->line;
+	for (;; a++, b++) {
+		int ca = *a == ';' ? 1 : *a, cb = *b == ';' ? 1 : *b;
+		if (ca != cb || !ca)
+			return ca - cb;
+	}
+}
+
+/* Symbolize and fold every stack; returns the sorted, merged lines. */
+static struct folded *fold_all(size_t *count)
+{
+	names_cap = 1;
+	while (names_cap < 4 * stacks_used + 1024)
+		names_cap *= 2;
+	names = calloc(names_cap, sizeof *names);
+	struct folded *out = calloc(stacks_used + 1, sizeof *out);
+	if (!names || !out)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < stacks_cap; i++) {
+		struct stack *s = stacks[i];
+		if (!s)
+			continue;
+		char *line = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&line, &len);
+		if (!f)
+			continue;
+		/* A cut stack gets a pseudo-root naming why, so that it stands
+		 * apart in the flame graph instead of posing as a root. */
+		if (s->stop)
+			fprintf(f, "[truncated:%s];", sframe_bt_stop_name((int)s->stop));
+		for (uint32_t d = s->depth; d-- > 0;)
+			fprintf(f, "%s%s", pc_name(s->pc[d], d == 0), d ? ";" : "");
+		if (s->depth == 0)
+			fprintf(f, "[no frames]");
+		fclose(f);
+		out[n++] = (struct folded){ line, s->count };
+	}
+	/* Different PCs in the same functions fold to the same line: merge. */
+	qsort(out, n, sizeof *out, frame_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m > 0 && strcmp(out[m - 1].line, out[i].line) == 0) {
+			out[m - 1].count += out[i].count;
+			free(out[i].line);
+		} else {
+			out[m++] = out[i];
+		}
+	}
+	*count = m;
+	return out;
+}
+
+static void xml_escaped(FILE *f, const char *s, size_t max)
+{
+	for (size_t i = 0; s[i] && i < max; i++) {
+		switch (s[i]) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			/* Control characters are not allowed in XML 1.0. */
+			fputc((unsigned char)s[i] < 0x20 ? '?' : s[i], f);
+		}
+	}
+}
+
+#define SVG_WIDTH 1200.0
+#define SVG_PAD 10.0
+#define FRAME_H 16
+#define CHAR_W 7.0 /* average glyph width at font-size 12 */
+
+/* One frame of the flame graph: a box spanning samples [from, to). */
+static void svg_frame(FILE *f, const char *name, size_t len, int depth,
+		      unsigned long from, unsigned long to, unsigned long total,
+		      int max_depth)
+{
+	double scale = (SVG_WIDTH - 2 * SVG_PAD) / (double)total;
+	double x = SVG_PAD + (double)from * scale, w = (double)(to - from) * scale;
+	if (w < 0.5)
+		return; /* too thin to see or hover */
+	double y = 40 + (double)(max_depth - depth) * FRAME_H;
+	/* Warm colours, fixed per name, so a function looks the same
+	 * everywhere in the graph. */
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	int r = 205 + (int)(h % 50), g = (int)((h >> 8) % 180), b = (int)((h >> 16) % 55);
+	fputs("<g><title>", f);
+	xml_escaped(f, name, len);
+	fprintf(f, " (%lu samples, %.2f%%)</title>", to - from,
+		100.0 * (double)(to - from) / (double)total);
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+		   "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
+		x, y, w, FRAME_H - 1, r, g, b);
+	size_t fit = (size_t)((w - 6) / CHAR_W);
+	if (fit >= 3) {
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4.5);
+		if (fit >= len) {
+			xml_escaped(f, name, len);
+		} else {
+			xml_escaped(f, name, fit - 2);
+			fputs("..", f);
+		}
+		fputs("</text>", f);
+	}
+	fputs("</g>\n", f);
+}
+
+/* The flame graph: x is the share of samples, y the stack depth (root at
+ * the bottom), frames of the same function under the same parent merged.
+ * The folded lines are sorted frame by frame, so walking them in order
+ * and keeping the current stack of open frames is enough: a frame closes
+ * when the next line no longer shares it. */
+static int write_svg(const char *path, const struct folded *lines, size_t n)
+{
+	unsigned long total = 0;
+	int max_depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += lines[i].count;
+		int d = 1;
+		for (const char *c = lines[i].line; *c; c++)
+			d += *c == ';';
+		if (d > max_depth)
+			max_depth = d;
+	}
+	if (total == 0)
+		total = 1;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int height = 40 + (max_depth + 1) * FRAME_H + 30;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		   "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+		   "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+		   "<style>text { font-family: monospace; font-size: 12px; "
+		   "pointer-events: none; } rect:hover { stroke: black; }</style>\n"
+		   "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#fdf6e3\"/>\n"
+		   "<text x=\"%d\" y=\"24\" style=\"font-size: 17px\" text-anchor=\"middle\">"
+		   "CPU flame graph (sframebt)</text>\n"
+		   "<text x=\"%.0f\" y=\"%d\">%lu samples; hover a frame for its name "
+		   "and share</text>\n",
+		(int)SVG_WIDTH, height, (int)SVG_WIDTH, height, (int)SVG_WIDTH / 2,
+		SVG_PAD, height - 10, total);
+
+	/* open[1..depth]: the frames of the current stack (0 is "all"). */
+	struct open_frame {
+		const char *name;
+		size_t len;
+		unsigned long from;
+	} open[MAX_DEPTH + 2];
+	int depth = 0;
+	unsigned long x = 0;
+	for (size_t i = 0; i <= n; i++) {
+		/* Split this line into frames (the pass i == n closes all). */
+		const char *fr[MAX_DEPTH + 1];
+		size_t fl[MAX_DEPTH + 1];
+		int k = 0;
+		for (const char *c = i < n ? lines[i].line : ""; *c && k <= MAX_DEPTH;) {
+			const char *e = strchr(c, ';');
+			size_t len = e ? (size_t)(e - c) : strlen(c);
+			fr[k] = c;
+			fl[k++] = len;
+			c += len + (e != NULL);
+		}
+		/* Frames shared with the open stack stay open; the others are
+		 * drawn, now that their width is known. */
+		int keep = 0;
+		while (keep < k && keep < depth && open[keep + 1].len == fl[keep] &&
+		       memcmp(open[keep + 1].name, fr[keep], fl[keep]) == 0)
+			keep++;
+		for (; depth > keep; depth--)
+			svg_frame(f, open[depth].name, open[depth].len, depth,
+				  open[depth].from, x, total, max_depth);
+		for (int d = keep; d < k; d++)
+			open[++depth] = (struct open_frame){ fr[d], fl[d], x };
+		if (i < n)
+			x += lines[i].count;
+	}
+	svg_frame(f, "all", 3, 0, 0, total, total, max_depth);
+	fputs("</svg>\n", f);
+	return fclose(f);
+}
+
+/* ---- Start and stop --------------------------------------------------- */
+
+static char out_prefix[512];
+static double cpu_at_start;
+
+static double process_cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+static bool want_svg, quiet, started;
+
+static int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : dflt;
+}
+
+static void after_fork_child(void)
+{
+	/* The child has no timers and no drain thread, and the copy of the
+	 * table is the parent's: profile nothing, write nothing. */
+	atomic_store(&running, false);
+	started = false;
+	for (int i = 0; i < MAX_THREADS; i++)
+		atomic_store(&slots[i].state, FREE);
+}
+
+static void stop_at_exit(void)
+{
+	if (started)
+		sframe_prof_stop();
+}
+
+int sframe_prof_start(const struct sframe_prof_opts *opts)
+{
+	static bool once;
+	struct sframe_prof_opts o = opts ? *opts : (struct sframe_prof_opts){ 0 };
+	if (started) {
+		errno = EBUSY;
+		return -1;
+	}
+	prof_hz = o.hz > 0 ? o.hz : env_int("SFRAME_PROF_HZ", 99);
+	if (prof_hz <= 0 || prof_hz > 100000)
+		prof_hz = 99;
+	/* Under LD_PRELOAD every process of a pipeline or script is profiled
+	 * and would write the same files: "%p" stands for the process id. */
+	const char *out = o.out ? o.out : getenv("SFRAME_PROF_OUT");
+	if (!out || !*out)
+		out = "sframe-prof.%p";
+	size_t len = 0;
+	for (const char *c = out; *c && len < sizeof out_prefix - 16; c++) {
+		if (c[0] == '%' && c[1] == 'p') {
+			len += (size_t)sprintf(out_prefix + len, "%d", (int)getpid());
+			c++;
+		} else {
+			out_prefix[len++] = *c;
+		}
+	}
+	out_prefix[len] = '\0';
+	want_svg = o.svg || env_int("SFRAME_PROF_SVG", 0);
+	quiet = o.quiet || env_int("SFRAME_PROF_QUIET", 0);
+
+	/* Find the loaded objects now, not in the first signal handlers. */
+	sframe_backtrace_warmup();
+	if (!once) {
+		once = true;
+		pthread_key_create(&exit_key, thread_exit);
+		pthread_atfork(NULL, NULL, after_fork_child);
+		atexit(stop_at_exit);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigprof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, NULL) != 0)
+		return -1;
+
+	samples = 0;
+	cpu_at_start = process_cpu_seconds();
+	memset(stop_counts, 0, sizeof stop_counts);
+	atomic_store(&dropped, 0);
+	atomic_store(&unprofiled, 0);
+	atomic_store(&running, true);
+	started = true;
+
+	/* The threads running now.  Later ones register themselves in
+	 * sframe_prof_thread_start(). */
+	pid_t self = gettid();
+	DIR *dir = opendir("/proc/self/task");
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid > 0)
+			register_thread(tid, tid == self ? CLOCK_THREAD_CPUTIME_ID
+							 : thread_cpu_clock(tid));
+	}
+	if (dir)
+		closedir(dir);
+	if (!find_active(self))
+		register_thread(self, CLOCK_THREAD_CPUTIME_ID);
+	/* The drain thread is created with the real pthread_create, after the
+	 * scan: it is not profiled. */
+	atomic_store(&drain_quit, false);
+	if (real_pthread_create()(&drain_thread, NULL, drain_main, NULL) != 0) {
+		sframe_prof_stop();
+		errno = EAGAIN;
+		return -1;
+	}
+	return 0;
+}
+
+int sframe_prof_stop(void)
+{
+	if (!started)
+		return -1;
+	started = false;
+	atomic_store(&running, false);
+	for (int i = 0; i < MAX_THREADS; i++)
+		retire(&slots[i]);
+	/* A handler that started before running went false may still be
+	 * writing its sample: wait for it, then drain for the last time. */
+	while (atomic_load(&inflight) > 0)
+		sched_yield();
+	atomic_store(&drain_quit, true);
+	pthread_join(drain_thread, NULL);
+	drain();
+
+	size_t n = 0;
+	struct folded *lines = fold_all(&n);
+	char path[600];
+	int rc = 0;
+	snprintf(path, sizeof path, "%s.folded", out_prefix);
+	FILE *f = fopen(path, "w");
+	if (f && lines) {
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%s %lu\n", lines[i].line, lines[i].count);
+	}
+	if (!f || fclose(f) != 0 || !lines)
+		rc = -1;
+	char svg[600] = "";
+	if (want_svg && lines) {
+		snprintf(svg, sizeof svg, "%s.svg", out_prefix);
+		if (write_svg(svg, lines, n) != 0)
+			rc = -1;
+	}
+
+	if (!quiet) {
+		unsigned long truncated = 0;
+		for (int s = 0; s < 32; s++)
+			if (truncating(s))
+				truncated += stop_counts[s];
+		/* A thread's CPU-time timer is checked at the kernel's tick:
+		 * asking for more than CONFIG_HZ per second gets CONFIG_HZ. */
+		double cpu = process_cpu_seconds() - cpu_at_start;
+		double rate = cpu > 0 ? (double)samples / cpu : 0;
+		fprintf(stderr, "sframe-prof: %lu samples from %.2f s of CPU time (%.0f/s",
+			samples, cpu, rate);
+		if (rate < 0.8 * prof_hz && samples > 0)
+			fprintf(stderr, " of the %d/s asked: CPU-time timers fire at most "
+					"once per kernel tick", prof_hz);
+		fprintf(stderr, ")\nsframe-prof: %lu samples dropped (ring full), "
+				"%lu threads not profiled (thread table full)\n",
+			atomic_load(&dropped), atomic_load(&unprofiled));
+		fprintf(stderr, "sframe-prof: %lu stacks truncated; walks stopped by:",
+			truncated);
+		for (int s = 0; s < 32; s++)
+			if (stop_counts[s])
+				fprintf(stderr, " %s %lu%s", sframe_bt_stop_name(s),
+					stop_counts[s], truncating(s) ? " (truncated)" : "");
+		fprintf(stderr, "\nsframe-prof: wrote %s (%zu stacks)%s%s%s\n", path, n,
+			svg[0] ? " and " : "", svg, rc ? " -- write FAILED" : "");
+	}
+
+	/* Free the aggregation; the rings stay for a later start. */
+	for (size_t i = 0; lines && i < n; i++)
+		free(lines[i].line);
+	free(lines);
+	for (size_t i = 0; names && i < names_cap; i++)
+		free(names[i].name);
+	free(names);
+	names = NULL;
+	for (size_t i = 0; i < stacks_cap; i++)
+		free(stacks[i]);
+	free(stacks);
+	stacks = NULL;
+	stacks_cap = stacks_used = 0;
+	return rc;
+}
+
+/* ---- LD_PRELOAD entry point ------------------------------------------ */
+
+#ifdef SFRAME_PROF_PRELOAD
+/* Built as libsframe-profiler.so (see tests/examples.mk.inc): start when
+ * loaded, before main(); sframe_prof_start() registers the stop at exit. */
+__attribute__((constructor)) static void preload_start(void)
+{
+	if (sframe_prof_start(NULL) != 0)
+		perror("sframe-prof: start");
+}
+#endif

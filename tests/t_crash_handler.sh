@@ -1,0 +1,109 @@
+#!/bin/sh
+# examples/crash-handler: each crash kind prints a header naming the
+# signal, a symbolized report whose frames come in call order across the
+# executable and libcrashdemo.so (static functions included), a "# stopped:"
+# line, and the process still dies from the original signal.
+B=${SFB_BUILD:-build}
+prog=$B/crash-handler
+ulimit -c 0 2>/dev/null # the crashes are on purpose: no core files
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+check() { # check DESCRIPTION COMMAND...
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else notok "$d"; fi
+}
+
+if [ ! -x "$prog" ]; then
+	notok "$prog not built (make examples)"
+	exit 1
+fi
+
+# crash KIND: runs the demo (under $SFB_WRAP, e.g. valgrind, if set),
+# leaving its stderr in $tmp/KIND and its status (128+signal when killed,
+# as the shell reports it) in $rc.
+crash() {
+	timeout 120 ${SFB_WRAP:-} "$prog" "$1" >"$tmp/$1" 2>&1
+	rc=$?
+	echo "--- crash-handler $1: status $rc"
+	cat "$tmp/$1"
+}
+
+# in_order FILE PATTERN...: the frame lines (#N ...) contain the patterns
+# on consecutive frames, the first one on frame #0.
+in_order() {
+	f=$1
+	shift
+	pats=$1
+	shift
+	for p in "$@"; do pats="$pats|$p"; done
+	grep '^#[0-9]' "$f" | awk -v pats="$pats" '
+		BEGIN { n = split(pats, p, "|") }
+		NR <= n && index($0, p[NR]) == 0 { bad = 1 }
+		END { exit (bad || NR < n) }'
+}
+
+stopped_line() { grep -Eq '^# stopped: [a-z-]+' "$1"; }
+
+# (a) SIGSEGV in a leaf of the shared object, called through a static
+# function of the .so, from a static function of the executable.
+crash segv
+check "segv: killed by SIGSEGV (status 139)" [ "$rc" -eq 139 ]
+check "segv: header names the signal and fault address" \
+	grep -q '^\*\*\* SIGSEGV (SEGV_MAPERR) fault address 0x10, pid [0-9]*, tid [0-9]* \*\*\*$' "$tmp/segv"
+check "segv: frames in call order across exe and .so, static functions named" \
+	in_order "$tmp/segv" \
+	"in crash_leaf+0x" "in static_helper+0x" "in crashdemo_run+0x" \
+	"in run_scenario+0x" "in main+0x"
+check "segv: .so frames name libcrashdemo.so with an offset" \
+	grep -Eq '^#0 0x[0-9a-f]+ in crash_leaf\+0x[0-9a-f]+ \(.*/libcrashdemo\.so\+0x[0-9a-f]+\)$' "$tmp/segv"
+check "segv: exe frames name the executable" \
+	grep -Eq '^#4 0x[0-9a-f]+ in main\+0x[0-9a-f]+ \(.*/crash-handler\+0x[0-9a-f]+\)$' "$tmp/segv"
+check "segv: report ends with the stop reason" stopped_line "$tmp/segv"
+
+# The other signals: right exit status, header, and the same chain.
+for kind_sig in fpe:SIGFPE:136 ill:SIGILL:132 bus:SIGBUS:135; do
+	kind=${kind_sig%%:*}
+	rest=${kind_sig#*:}
+	sig=${rest%%:*}
+	status=${rest#*:}
+	crash "$kind"
+	check "$kind: killed by $sig (status $status)" [ "$rc" -eq "$status" ]
+	check "$kind: header names $sig" grep -q "^\*\*\* $sig (" "$tmp/$kind"
+	# gcc may move the trap into crash_leaf.cold: match the prefix.
+	check "$kind: frames in call order" in_order "$tmp/$kind" \
+		"in crash_leaf" "in static_helper+0x" "in crashdemo_run+0x" \
+		"in run_scenario+0x" "in main+0x"
+done
+
+# abort(): the signal is raised inside libc, which has no .sframe, so the
+# report is frame #0 in libc and the stop reason; the status must be 134.
+crash abort
+check "abort: killed by SIGABRT (status 134)" [ "$rc" -eq 134 ]
+check "abort: header names SIGABRT and the sender" \
+	grep -q '^\*\*\* SIGABRT (SI_TKILL) sent by pid' "$tmp/abort"
+check "abort: frame #0 and a stop reason" \
+	sh -c "grep -q '^#0 0x' '$tmp/abort' && grep -Eq '^# stopped: [a-z-]+' '$tmp/abort'"
+
+# (b) A smashed stack: the return addresses are garbage.  The handler
+# still reports frame #0 and why the walk stopped, and the process dies
+# from SIGSEGV rather than hanging or crashing in the handler.
+crash stack-smash
+check "stack-smash: killed by SIGSEGV, no hang (status 139)" [ "$rc" -eq 139 ]
+check "stack-smash: frame #0 is the smashing function" \
+	grep -Eq '^#0 0x[0-9a-f]+ in smash_stack_and_fault\+0x' "$tmp/stack-smash"
+check "stack-smash: a stop reason other than outermost" \
+	sh -c "grep -E '^# stopped: [a-z-]+' '$tmp/stack-smash' | grep -qv outermost"
+check "stack-smash: no frame taken from the garbage" \
+	sh -c "! grep -q '^#[0-9]* 0x4141414141414141' '$tmp/stack-smash'"
+
+# A stack overflow: only possible to report from the alternate stack.
+crash overflow
+check "overflow: killed by SIGSEGV (status 139)" [ "$rc" -eq 139 ]
+check "overflow: report from the alternate stack, depth-limited" \
+	sh -c "grep -q '^#0 0x[0-9a-f]* in recurse_forever' '$tmp/overflow' &&
+	       grep -q '^# stopped: buffer-full' '$tmp/overflow'"
+exit 0

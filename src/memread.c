@@ -28,6 +28,10 @@ extern void *__libc_stack_end;
 
 bool sfb_probe_readable(uintptr_t addr)
 {
+	/* A NULL set is a valid query the kernel answers without reading, so
+	 * page 0 would pass; no mapping is ever allowed there anyway. */
+	if (addr < PAGE)
+		return false;
 	int saved = errno;
 	long r = syscall(SYS_rt_sigprocmask, ~0L, (void *)(addr & ~(uintptr_t)7),
 			 (void *)0, 8);
@@ -66,7 +70,10 @@ void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi)
 static __thread uintptr_t tstack_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t tstack_hi __attribute__((tls_model("initial-exec")));
 
-#define MAX_ANCHOR_DISTANCE (8u << 20)  /* probe at most 2048 pages, once */
+#define MAX_ANCHOR_DISTANCE (8u << 20)  /* probe at most 2048 pages */
+#define MAX_ANCHOR_TRIES 4
+
+static __thread unsigned tstack_tries __attribute__((tls_model("initial-exec")));
 
 static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(PAGE - 1); }
 
@@ -79,46 +86,49 @@ static bool probe_range(uintptr_t lo, uintptr_t hi)
 	return true;
 }
 
-/* Find the top of the stack sp is on, without asking the kernel: a glibc
- * thread's descriptor (the thread pointer) sits at the top of its stack
- * block, above every frame; the main thread's frames lie below
- * __libc_stack_end.  Then prove [sp, top) readable, page by page. */
-static void anchor_thread_stack(uintptr_t sp)
+/* Find the top of the stack the walker itself runs on, without asking the
+ * kernel for mappings: a glibc thread's descriptor (the thread pointer)
+ * sits at the top of its stack block, above every frame; the main thread's
+ * frames lie below __libc_stack_end.  Then prove [sp, top) readable, page
+ * by page.  Only the walker's own stack pointer is trusted as a start:
+ * memory between a foreign stack pointer (a ucontext, a coroutine) and the
+ * top may belong to other mappings that can go away. */
+static void anchor_thread_stack(uintptr_t own_sp)
 {
-	uintptr_t tops[2] = { (uintptr_t)pthread_self(),
-			      page_down((uintptr_t)__libc_stack_end) + PAGE };
-	for (unsigned i = 0; i < 2; i++) {
-		uintptr_t top = page_down(tops[i]);
-		if (sp >= top || top - sp > MAX_ANCHOR_DISTANCE)
-			continue;
-		if (!probe_range(sp, top))
-			return;
-		tstack_lo = page_down(sp);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		tstack_hi = top;
+	if (tstack_tries >= MAX_ANCHOR_TRIES)
+		return; /* e.g. always called on a sigaltstack: probe per walk */
+	tstack_tries++;
+	int saved = errno;
+	bool main_thread = syscall(SYS_gettid) == getpid();
+	errno = saved;
+	uintptr_t top = main_thread ? page_down((uintptr_t)__libc_stack_end) + PAGE
+				    : page_down((uintptr_t)pthread_self());
+	if (own_sp >= top || top - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, top))
 		return;
-	}
+	tstack_lo = page_down(own_sp);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tstack_hi = top;
 }
 
-/* The stack grew below the cached range (deeper calls than before):
- * extend it downward when the new pages are contiguous and readable. */
-static void extend_thread_stack(uintptr_t sp)
+/* The walker runs deeper than before: extend the range downward over the
+ * new, contiguous pages of its own stack. */
+static void extend_thread_stack(uintptr_t own_sp)
 {
 	uintptr_t lo = tstack_lo;
-	if (sp >= lo || lo - sp > MAX_ANCHOR_DISTANCE || !probe_range(sp, lo))
+	if (own_sp >= lo || lo - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, lo))
 		return;
-	tstack_lo = page_down(sp);
+	tstack_lo = page_down(own_sp);
 }
 
-void sfb_mem_init(struct sfb_mem *m, uintptr_t sp, uintptr_t alt_lo,
-		  uintptr_t alt_hi)
+void sfb_mem_init(struct sfb_mem *m, uintptr_t alt_lo, uintptr_t alt_hi)
 {
+	uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);
 	memset(m, 0, sizeof *m);
 	m->probe_budget = PROBE_BUDGET;
 	if (!tstack_hi)
-		anchor_thread_stack(sp);
-	else if (sp < tstack_lo && tstack_hi - sp <= MAX_ANCHOR_DISTANCE)
-		extend_thread_stack(sp);
+		anchor_thread_stack(own_sp);
+	else if (own_sp < tstack_lo && own_sp >= tstack_hi - MAX_ANCHOR_DISTANCE)
+		extend_thread_stack(own_sp);
 	if (tstack_hi)
 		sfb_mem_add_window(m, tstack_lo, tstack_hi);
 	/* A registered sigaltstack is the caller's memory, mapped for as long

@@ -27,11 +27,10 @@ struct sfb_mem {
 	unsigned probe_budget;
 };
 
-/* Start a walk's memory view.  sp: the starting stack pointer (a hint for
- * the per-thread stack cache); uc_stack_lo/hi: the sigaltstack from a
- * ucontext, or 0, 0. */
-void sfb_mem_init(struct sfb_mem *m, uintptr_t sp, uintptr_t alt_lo,
-		  uintptr_t alt_hi);
+/* Start a walk's memory view, with the calling thread's own stack (cached
+ * per thread) as a window; alt_lo/hi: a sigaltstack known to be
+ * registered, or 0, 0. */
+void sfb_mem_init(struct sfb_mem *m, uintptr_t alt_lo, uintptr_t alt_hi);
 
 /* Declare [lo, hi) readable without probing (the caller knows). */
 void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi);

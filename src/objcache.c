@@ -74,10 +74,58 @@ static bool still_loaded(const struct sfb_object *o)
 	return _dl_find_object((void *)o->map_start, &r) == 0 && same_object(o, &r);
 }
 
-/* Build an object description from its program headers in memory.  The
- * ELF header is at the start of the first mapping for every object ld.so
- * loads; it is probed once, and everything read after it is checked to lie
- * inside the object's readable PT_LOAD segments. */
+/* The program headers of a loaded object, from memory.  The ELF header is
+ * at the start of the first mapping for every object ld.so loads; its page
+ * is probed, and the headers must lie inside that page. */
+static const ElfW(Phdr) *program_headers(uintptr_t start, uintptr_t end, unsigned *n)
+{
+	const ElfW(Ehdr) *eh = (const void *)start;
+	if (end - start < sizeof *eh || !sfb_probe_readable(start) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(ElfW(Phdr)))
+		return NULL;
+	uint64_t ph_end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
+	if (eh->e_phoff < sizeof *eh || ph_end > 4096 || ph_end > end - start)
+		return NULL;
+	*n = eh->e_phnum;
+	return (const void *)(start + eh->e_phoff);
+}
+
+static const ElfW(Phdr) *find_phdr(const ElfW(Phdr) *ph, unsigned n, uint32_t type)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == type)
+			return &ph[i];
+	return NULL;
+}
+
+static void take_fingerprint(struct sfb_object *o, uintptr_t at, uint64_t len)
+{
+	o->sframe_at = at;
+	o->sframe_len = len;
+	memset(o->sframe_head, 0, sizeof o->sframe_head);
+	if (at)
+		memcpy(o->sframe_head, (const void *)at,
+		       len < sizeof o->sframe_head ? len : sizeof o->sframe_head);
+}
+
+/* Is the object loaded now at o's place the one o describes? */
+static bool fingerprint_matches(const struct sfb_object *o)
+{
+	unsigned n;
+	const ElfW(Phdr) *ph = program_headers(o->map_start, o->map_end, &n);
+	const ElfW(Phdr) *sf = ph ? find_phdr(ph, n, PT_GNU_SFRAME) : NULL;
+	uintptr_t at = sf ? o->bias + sf->p_vaddr : 0;
+	uint64_t len = sf ? sf->p_memsz : 0;
+	if (at != o->sframe_at || len != o->sframe_len)
+		return false;
+	return !at || memcmp((const void *)at, o->sframe_head,
+			     len < sizeof o->sframe_head ? len : sizeof o->sframe_head) == 0;
+}
+
+/* Describe an object from its program headers: its executable segment and
+ * its validated PT_GNU_SFRAME section, if any.  Everything read after the
+ * headers is checked to lie inside the object's readable PT_LOAD segments. */
 static void describe(const struct dl_find_object *r, struct sfb_object *o)
 {
 	memset(o, 0, sizeof *o);
@@ -88,32 +136,26 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
 	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
+	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
 
-	const ElfW(Ehdr) *eh = (const void *)o->map_start;
-	if (o->map_end - o->map_start < sizeof *eh || !sfb_probe_readable(o->map_start) ||
-	    memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(ElfW(Phdr)))
+	unsigned n;
+	const ElfW(Phdr) *ph = program_headers(o->map_start, o->map_end, &n);
+	if (!ph)
 		return;
-	uint64_t ph_end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
-	if (eh->e_phoff < sizeof *eh || ph_end > 4096 || ph_end > o->map_end - o->map_start)
-		return; /* headers outside the probed first page */
-	const ElfW(Phdr) *ph = (const void *)(o->map_start + eh->e_phoff);
-
-	const ElfW(Phdr) *sframe = NULL;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && !o->exec_hi) {
+	for (unsigned i = 0; i < n; i++) {
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
 			o->exec_lo = o->bias + ph[i].p_vaddr;
 			o->exec_hi = o->exec_lo + ph[i].p_memsz;
+			break;
 		}
-		if (ph[i].p_type == PT_GNU_SFRAME)
-			sframe = &ph[i];
 	}
+	const ElfW(Phdr) *sframe = find_phdr(ph, n, PT_GNU_SFRAME);
 	if (!sframe)
 		return;
 	o->source = SFB_SRC_SFRAME;
 	/* The section must lie in one readable loaded segment. */
 	bool inside = false;
-	for (unsigned i = 0; i < eh->e_phnum && !inside; i++)
+	for (unsigned i = 0; i < n && !inside; i++)
 		inside = ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_R) &&
 			 sframe->p_vaddr >= ph[i].p_vaddr &&
 			 sframe->p_memsz <= ph[i].p_filesz &&
@@ -123,12 +165,12 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 		return;
 	}
 	uintptr_t at = o->bias + sframe->p_vaddr;
+	take_fingerprint(o, at, sframe->p_memsz);
 	/* No scratch: linked objects are sorted; an unsorted one is refused. */
 	o->status = (int8_t)sfb_section_load(&o->sec, (const void *)at, sframe->p_memsz,
 					     at, NULL, 0);
 	if (o->status == SFB_OK && o->sec.version < SFB_VERSION_3)
 		o->frame_pointer = !!(o->sec.flags & SFB_F_FRAME_POINTER);
-	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
 }
 
 #define MAX_PROBE 64
@@ -146,8 +188,15 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 		unsigned i = (h + k) % SFB_CACHE_SLOTS;
 		uint32_t seq;
 		if (slot_read(i, out, &seq)) {
-			if (out->live && same_object(out, &r))
+			if (out->live && same_object(out, &r)) {
+				if (fingerprint_matches(out))
+					return 0;
+				/* Another object where an unloaded one was. */
+				describe(&r, out);
+				if (slot_claim(i, seq))
+					slot_publish(i, out);
 				return 0;
+			}
 			if (!out->live && free_slot < 0) {
 				free_slot = (int)i;
 				free_seq = seq;

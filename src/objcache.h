@@ -25,6 +25,10 @@
  *   reader never waits, never sees a half-written slot, and never writes.
  * - Slots whose object is gone (checked with _dl_find_object) become
  *   tombstones and are reused.
+ * - A new object loaded where an unloaded one was can get the same mapping
+ *   and link_map from glibc; every hit therefore re-reads the object's
+ *   program headers and the head of its .sframe and compares them with the
+ *   slot's fingerprint, describing the object anew on a mismatch.
  * Nothing here allocates; the table is static and its size is the memory
  * bound (SFB_CACHE_SLOTS * sizeof(struct sfb_slot)). */
 #ifndef SFB_OBJCACHE_H
@@ -52,6 +56,12 @@ struct sfb_object {
 	uint8_t source;          /* enum sfb_source */
 	int8_t status;           /* SFB_OK, or why its section was rejected */
 	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
+	/* Fingerprint: glibc reuses the mapping address and even the
+	 * link_map of an unloaded object for the next one, so a cache hit
+	 * also compares where the section is and how it begins. */
+	uintptr_t sframe_at;
+	uint64_t sframe_len;
+	uint8_t sframe_head[32];
 	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
 };
 

@@ -628,7 +628,9 @@ int sfb_find_fde(const struct sfb_section *s, uint64_t pc, struct sfb_fde *fde)
 		else
 			hi = mid;
 	}
-	read_fde(s, fde_at_rank(s, lo), fde);
+	int err = read_fde(s, fde_at_rank(s, lo), fde);
+	if (err)
+		return err;
 	if (pc < fde->start || pc - fde->start >= fde->size)
 		return SFB_E_NOT_FOUND;
 	return SFB_OK;
@@ -645,6 +647,10 @@ int sfb_lookup(const struct sfb_section *s, uint64_t pc, struct sfb_row *row)
 		return SFB_OK;
 	}
 	uint64_t key = pc - f.start, block = 0;
+	/* read_fde() rejects a zero block size; checked again here so that
+	 * even bytes changed since validation cannot divide by zero. */
+	if (f.pcmask && f.rep_size == 0)
+		return SFB_E_FDE_INFO;
 	if (f.pcmask) {
 		block = key - key % f.rep_size;
 		key %= f.rep_size;

@@ -189,7 +189,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	struct walker w;
 	w.have_obj = false;
 	w.flags = flags;
-	sfb_mem_init(&w.mem, regs->sp, 0, 0);
+	sfb_mem_init(&w.mem, 0, 0);
 	memset(st, 0, sizeof *st);
 
 	int n = 0, signals = 0;

@@ -1,0 +1,677 @@
+/* The signal path takes no lock and never allocates, and preserves errno.
+ *
+ * This program defines malloc, free, calloc, realloc, memalign,
+ * posix_memalign, aligned_alloc, pthread_mutex_{lock,trylock,unlock},
+ * pthread_rwlock_*, pthread_spin_*, sem_wait/sem_post, dl_iterate_phdr,
+ * dladdr and dladdr1 (forwarding to the next definition, found with
+ * dlsym(RTLD_NEXT); dlsym's own allocations come from a static buffer),
+ * and syscall() (counting SYS_futex).  Each counts its calls while the
+ * global flag `window` is set.  The flag is set right before and cleared
+ * right after each call into the library, with only one thread running
+ * library code at a time, so any count is the library's.
+ *
+ * Walks: ucontext walks from SIGPROF handlers on the main thread (the very
+ * first walk of the process, which discovers every object, included),
+ * sframe_backtrace_ucontext / _ex(uc) / _ex(NULL) / sframe_backtrace from
+ * the handlers, the same from SIGUSR1 handlers on a second thread
+ * (pthread_kill), and sframe_backtrace / _ex(NULL) from normal context.
+ * The symbolization functions are checked the same way, separately.
+ * Controls prove the counters work: malloc, strdup (libc calling malloc),
+ * a mutex and dl_iterate_phdr with the flag set do count, and so does
+ * sframe_backtrace_warmup() (the library's own dl_iterate_phdr call goes
+ * through this program's definition). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <ucontext.h>
+
+#include "walk_common.h"
+
+#define NF 32
+
+int main(void);
+
+/* ---- The interposer ------------------------------------------------------------ */
+
+enum {
+	C_MALLOC, C_FREE, C_CALLOC, C_REALLOC, C_MEMALIGN, C_POSIX_MEMALIGN, C_ALIGNED_ALLOC,
+	C_MUTEX_LOCK, C_MUTEX_TRYLOCK, C_MUTEX_UNLOCK,
+	C_RW_RDLOCK, C_RW_WRLOCK, C_RW_TRYRDLOCK, C_RW_TRYWRLOCK, C_RW_TIMEDRDLOCK,
+	C_RW_TIMEDWRLOCK, C_RW_UNLOCK,
+	C_SPIN_LOCK, C_SPIN_TRYLOCK, C_SPIN_UNLOCK, C_SEM_WAIT, C_SEM_POST,
+	C_FUTEX, C_DL_ITERATE_PHDR, C_DLADDR, C_DLADDR1,
+	C_N
+};
+static const char *const cname[C_N] = {
+	"malloc", "free", "calloc", "realloc", "memalign", "posix_memalign", "aligned_alloc",
+	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_unlock",
+	"pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_tryrdlock",
+	"pthread_rwlock_trywrlock", "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
+	"pthread_rwlock_unlock", "pthread_spin_lock", "pthread_spin_trylock",
+	"pthread_spin_unlock", "sem_wait", "sem_post", "syscall(SYS_futex)",
+	"dl_iterate_phdr", "dladdr", "dladdr1",
+};
+
+/* 0: not in a window; W_WALK: a backtrace call; W_SYM: a symbolization
+ * call; W_CONTROL: the controls. */
+enum { W_NONE, W_WALK, W_SYM, W_CONTROL, W_NKIND };
+static volatile sig_atomic_t window;
+static _Atomic unsigned long counts[W_NKIND][C_N];
+
+#define COUNT(c)                                                                       \
+	do {                                                                           \
+		int w_ = window;                                                       \
+		if (w_ > 0 && w_ < W_NKIND)                                            \
+			atomic_fetch_add_explicit(&counts[w_][c], 1, memory_order_relaxed); \
+	} while (0)
+
+static unsigned long total(int w)
+{
+	unsigned long s = 0;
+	for (int c = 0; c < C_N; c++)
+		s += atomic_load(&counts[w][c]);
+	return s;
+}
+static void reset(int w)
+{
+	for (int c = 0; c < C_N; c++)
+		atomic_store(&counts[w][c], 0);
+}
+static void print_counts(const char *what, int w)
+{
+	for (int c = 0; c < C_N; c++)
+		if (atomic_load(&counts[w][c]))
+			printf("#   %s: %s called %lu times\n", what, cname[c],
+			       atomic_load(&counts[w][c]));
+}
+
+/* dlsym() may allocate before the real allocator is known. */
+static _Alignas(64) char boot_buf[1 << 16];
+static size_t boot_used;
+static int resolving;
+
+static void *boot_alloc(size_t n)
+{
+	n = (n + 63) & ~(size_t)63;
+	if (n > sizeof boot_buf - boot_used)
+		abort();
+	void *p = boot_buf + boot_used;
+	boot_used += n;
+	return p;
+}
+static int is_boot(const void *p)
+{
+	return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof boot_buf;
+}
+
+static void *(*r_malloc)(size_t);
+static void (*r_free)(void *);
+static void *(*r_calloc)(size_t, size_t);
+static void *(*r_realloc)(void *, size_t);
+static void *(*r_memalign)(size_t, size_t);
+static int (*r_posix_memalign)(void **, size_t, size_t);
+static void *(*r_aligned_alloc)(size_t, size_t);
+
+static void resolve_alloc(void)
+{
+	if (r_malloc || resolving)
+		return;
+	resolving = 1;
+	r_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+	r_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	r_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	r_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	r_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+	r_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+	void *(*m)(size_t) = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	resolving = 0;
+	r_malloc = m;
+	if (!r_malloc || !r_free || !r_calloc || !r_realloc)
+		abort();
+}
+
+void *malloc(size_t n)
+{
+	COUNT(C_MALLOC);
+	resolve_alloc();
+	return r_malloc ? r_malloc(n) : boot_alloc(n);
+}
+void free(void *p)
+{
+	COUNT(C_FREE);
+	if (!p || is_boot(p))
+		return;
+	resolve_alloc();
+	r_free(p);
+}
+void *calloc(size_t a, size_t b)
+{
+	COUNT(C_CALLOC);
+	resolve_alloc();
+	if (!r_malloc)
+		return boot_alloc(a * b); /* static: already zero */
+	return r_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+	COUNT(C_REALLOC);
+	resolve_alloc();
+	if (is_boot(p)) {
+		void *q = r_malloc ? r_malloc(n) : boot_alloc(n);
+		size_t avail = (size_t)(boot_buf + sizeof boot_buf - (char *)p);
+		if (q)
+			memcpy(q, p, n < avail ? n : avail);
+		return q;
+	}
+	return r_malloc ? r_realloc(p, n) : boot_alloc(n);
+}
+void *memalign(size_t a, size_t n)
+{
+	COUNT(C_MEMALIGN);
+	resolve_alloc();
+	return r_memalign ? r_memalign(a, n) : NULL;
+}
+int posix_memalign(void **out, size_t a, size_t n)
+{
+	COUNT(C_POSIX_MEMALIGN);
+	resolve_alloc();
+	return r_posix_memalign ? r_posix_memalign(out, a, n) : ENOMEM;
+}
+void *aligned_alloc(size_t a, size_t n)
+{
+	COUNT(C_ALIGNED_ALLOC);
+	resolve_alloc();
+	return r_aligned_alloc ? r_aligned_alloc(a, n) : NULL;
+}
+
+/* Forward one function to the next definition.  The next definitions are
+ * looked up once, by a constructor, before main (dlsym is not
+ * async-signal-safe and may allocate: it must not run inside a window). */
+#define FORWARD(ret, name, cnt, params, args)                              \
+	static ret(*r_##name) params;                                      \
+	static void resolve_##name(void)                                   \
+	{                                                                  \
+		r_##name = (ret(*) params)dlsym(RTLD_NEXT, #name);         \
+	}                                                                  \
+	ret name params                                                    \
+	{                                                                  \
+		COUNT(cnt);                                                \
+		if (!r_##name)                                             \
+			resolve_##name();                                  \
+		return r_##name args;                                      \
+	}
+
+FORWARD(int, pthread_mutex_lock, C_MUTEX_LOCK, (pthread_mutex_t * m), (m))
+FORWARD(int, pthread_mutex_trylock, C_MUTEX_TRYLOCK, (pthread_mutex_t * m), (m))
+FORWARD(int, pthread_mutex_unlock, C_MUTEX_UNLOCK, (pthread_mutex_t * m), (m))
+FORWARD(int, pthread_rwlock_rdlock, C_RW_RDLOCK, (pthread_rwlock_t * l), (l))
+FORWARD(int, pthread_rwlock_wrlock, C_RW_WRLOCK, (pthread_rwlock_t * l), (l))
+FORWARD(int, pthread_rwlock_tryrdlock, C_RW_TRYRDLOCK, (pthread_rwlock_t * l), (l))
+FORWARD(int, pthread_rwlock_trywrlock, C_RW_TRYWRLOCK, (pthread_rwlock_t * l), (l))
+FORWARD(int, pthread_rwlock_timedrdlock, C_RW_TIMEDRDLOCK,
+	(pthread_rwlock_t *__restrict l, const struct timespec *__restrict t), (l, t))
+FORWARD(int, pthread_rwlock_timedwrlock, C_RW_TIMEDWRLOCK,
+	(pthread_rwlock_t *__restrict l, const struct timespec *__restrict t), (l, t))
+FORWARD(int, pthread_rwlock_unlock, C_RW_UNLOCK, (pthread_rwlock_t * l), (l))
+FORWARD(int, pthread_spin_lock, C_SPIN_LOCK, (pthread_spinlock_t * l), (l))
+FORWARD(int, pthread_spin_trylock, C_SPIN_TRYLOCK, (pthread_spinlock_t * l), (l))
+FORWARD(int, pthread_spin_unlock, C_SPIN_UNLOCK, (pthread_spinlock_t * l), (l))
+FORWARD(int, sem_wait, C_SEM_WAIT, (sem_t * s), (s))
+FORWARD(int, sem_post, C_SEM_POST, (sem_t * s), (s))
+FORWARD(int, dl_iterate_phdr, C_DL_ITERATE_PHDR,
+	(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data), (cb, data))
+FORWARD(int, dladdr, C_DLADDR, (const void *a, Dl_info *i), (a, i))
+FORWARD(int, dladdr1, C_DLADDR1, (const void *a, Dl_info *i, void **e, int f), (a, i, e, f))
+
+static long (*r_syscall)(long, ...);
+
+long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_futex)
+		COUNT(C_FUTEX);
+	if (!r_syscall)
+		r_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return r_syscall(nr, a1, a2, a3, a4, a5, a6);
+}
+
+__attribute__((constructor)) static void resolve_all(void)
+{
+	resolve_alloc();
+	resolve_pthread_mutex_lock();
+	resolve_pthread_mutex_trylock();
+	resolve_pthread_mutex_unlock();
+	resolve_pthread_rwlock_rdlock();
+	resolve_pthread_rwlock_wrlock();
+	resolve_pthread_rwlock_tryrdlock();
+	resolve_pthread_rwlock_trywrlock();
+	resolve_pthread_rwlock_timedrdlock();
+	resolve_pthread_rwlock_timedwrlock();
+	resolve_pthread_rwlock_unlock();
+	resolve_pthread_spin_lock();
+	resolve_pthread_spin_trylock();
+	resolve_pthread_spin_unlock();
+	resolve_sem_wait();
+	resolve_sem_post();
+	resolve_dl_iterate_phdr();
+	resolve_dladdr();
+	resolve_dladdr1();
+	r_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (!r_syscall || !r_dl_iterate_phdr || !r_pthread_mutex_lock || !r_dladdr)
+		abort();
+}
+
+/* ---- Walks in windows -------------------------------------------------------------- */
+
+struct rec {
+	int n_uc, n_ex, n_ex0, n_bt, stop_ex, stop_ex0;
+	int errno_bad;      /* walk calls that changed errno */
+	int sym_errno_bad;  /* symbolization calls that changed errno */
+	unsigned long during_walk, during_sym; /* counts in this handler's windows */
+	uintptr_t rip;
+	struct sframe_bt_frame f[NF];
+};
+
+static int devnull = -1;
+
+/* Run one library call in a window, with errno set to a canary. */
+#define IN_WINDOW(kind, bad, stmt)              \
+	do {                                    \
+		errno = 1234;                   \
+		window = (kind);                \
+		stmt;                           \
+		window = W_NONE;                \
+		if (errno != 1234)              \
+			(bad)++;                \
+	} while (0)
+
+/* Every backtrace entry point, then every symbolization entry point, from
+ * a signal handler with context uc (or from normal context if uc is
+ * NULL). */
+NOINL void walk_all(const void *uc, struct rec *r)
+{
+	int saved = errno;
+	void *pcs[NF];
+	struct sframe_bt_frame f0[NF];
+	struct sframe_bt_status st;
+	unsigned long w0 = total(W_WALK), s0 = total(W_SYM);
+	if (uc) {
+		IN_WINDOW(W_WALK, r->errno_bad, r->n_uc = sframe_backtrace_ucontext(uc, pcs, NF));
+		IN_WINDOW(W_WALK, r->errno_bad,
+			  r->n_ex = sframe_backtrace_ex(uc, r->f, NF, 0, &st));
+		r->stop_ex = st.stop;
+	}
+	IN_WINDOW(W_WALK, r->errno_bad, r->n_ex0 = sframe_backtrace_ex(NULL, f0, NF, 0, &st));
+	r->stop_ex0 = st.stop;
+	IN_WINDOW(W_WALK, r->errno_bad, r->n_bt = sframe_backtrace(pcs, NF));
+	IN_WINDOW(W_WALK, r->errno_bad,
+		  sframe_backtrace_ex(NULL, f0, NF, SFRAME_BT_FP_FALLBACK_ANY, &st));
+	IN_WINDOW(W_WALK, r->errno_bad, (void)sframe_bt_stop_name(st.stop));
+	IN_WINDOW(W_WALK, r->errno_bad, sframe_backtrace_set_default_flags(0));
+
+	char scratch[SFRAME_SYMBOLIZE_SCRATCH], line[256];
+	struct sframe_symbol sym;
+	uintptr_t pc = uc ? (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]
+			  : (uintptr_t)pcs[0];
+	IN_WINDOW(W_SYM, r->sym_errno_bad, sframe_symbolize(pc, &sym, scratch, sizeof scratch));
+	IN_WINDOW(W_SYM, r->sym_errno_bad, sframe_format_frame(0, pc, 0, line, sizeof line));
+	IN_WINDOW(W_SYM, r->sym_errno_bad, sframe_backtrace_symbols_fd(pcs, 4, devnull));
+	IN_WINDOW(W_SYM, r->sym_errno_bad, sframe_write_crash_report(uc, devnull));
+	r->during_walk = total(W_WALK) - w0;
+	r->during_sym = total(W_SYM) - s0;
+	errno = saved;
+}
+
+/* ---- Phase 1: SIGPROF on the main thread, from the first walk on ---------------- */
+
+#define MAXREC 400
+static struct rec recs[MAXREC];
+static _Atomic int nrec;
+
+NOINL void prof_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	int k = atomic_load_explicit(&nrec, memory_order_relaxed);
+	if (k >= MAXREC)
+		return;
+	recs[k].rip = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	walk_all(uc, &recs[k]);
+	atomic_store_explicit(&nrec, k + 1, memory_order_release);
+}
+
+static volatile int spin_stop;
+
+LEAF(ip_leaf, 3000)
+LEVEL(ip_mid, ip_leaf, 300)
+LEVEL(ip_top, ip_mid, 300)
+
+NOINL int phase1_spin(int want)
+{
+	int r = 0;
+	while (atomic_load(&nrec) < want)
+		r += ip_top(r);
+	return r;
+}
+
+static void summarize(const char *phase, int from, int to, const int *chain, int len,
+		      int with_sym)
+{
+	int cnt[V_NVERDICT] = { 0 }, ebad = 0, sebad = 0, short_bt = 0;
+	unsigned long walk = 0, sym = 0;
+	for (int k = from; k < to; k++) {
+		struct rec *r = &recs[k];
+		int v = verify_chain(NULL, r->f, r->n_ex, r->stop_ex, NF, chain, len, NULL);
+		if (r->n_ex < 1 || r->f[0].pc != r->rip)
+			v = V_WRONG;
+		cnt[v]++;
+		ebad += r->errno_bad;
+		sebad += r->sym_errno_bad;
+		walk += r->during_walk;
+		sym += r->during_sym;
+		/* From a handler, the NULL-context walks cross the signal frame
+		 * into the interrupted chain: [handler..., restorer, chain, libc]. */
+		short_bt += v == V_EXACT && (r->n_bt < r->n_ex + 3 || r->n_ex0 < r->n_ex + 3);
+	}
+	printf("# %s: %d handlers: ucontext walks %d exact, %d truncated, %d wrong, %d with frame "
+	       "0 elsewhere\n",
+	       phase, to - from, cnt[V_EXACT], cnt[V_TRUNC], cnt[V_WRONG], cnt[V_OTHER]);
+	CHECK(cnt[V_EXACT] > 0 && cnt[V_WRONG] == 0 && short_bt == 0,
+	      "%s: the walks are real (%d exact chains, %d wrong, %d short NULL-context walks)",
+	      phase, cnt[V_EXACT], cnt[V_WRONG], short_bt);
+	CHECK(walk == 0, "%s: backtrace calls made %lu lock/allocation/dl calls", phase, walk);
+	CHECK(ebad == 0, "%s: backtrace calls preserve errno (%d changed it)", phase, ebad);
+	if (!with_sym)
+		return;
+	CHECK(sym == 0, "%s: symbolization calls made %lu lock/allocation/dl calls", phase, sym);
+	CHECK(sebad == 0, "%s: symbolization calls preserve errno (%d changed it)", phase, sebad);
+}
+
+/* ---- Phase 2: SIGUSR1 on a second thread ----------------------------------------- */
+
+LEAF(it_leaf, 3000)
+LEVEL(it_mid, it_leaf, 300)
+LEVEL(it_top, it_mid, 300)
+
+static _Atomic int t_ready;
+NOINL void *it_entry(void *arg)
+{
+	(void)arg;
+	int r = 0;
+	atomic_store(&t_ready, 1);
+	while (!spin_stop)
+		r += it_top(r);
+	return (void *)(long)r;
+}
+
+/* ---- Phase 4: the shared library, dlopen()ed ------------------------------------------
+ * Thread-local data of a dlopen()ed object is allocated lazily, per thread,
+ * by __tls_get_addr() calling malloc: a library that keeps per-thread state
+ * must not touch it from a signal handler when it may be loaded that way.
+ * So: dlopen build/libsframebt.so, start a fresh thread, and take its
+ * walks from SIGUSR1 handlers through the shared object's entry points. */
+
+static int (*so_bt_uc)(const void *, void **, int);
+static int (*so_bt_ex)(const void *, struct sframe_bt_frame *, int, unsigned,
+		       struct sframe_bt_status *);
+static int (*so_bt)(void **, int);
+
+NOINL void so_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	int saved = errno;
+	int k = atomic_load_explicit(&nrec, memory_order_relaxed);
+	if (k >= MAXREC)
+		return;
+	struct rec *r = &recs[k];
+	void *pcs[NF];
+	struct sframe_bt_frame f0[NF];
+	struct sframe_bt_status st;
+	unsigned long w0 = total(W_WALK);
+	r->rip = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	IN_WINDOW(W_WALK, r->errno_bad, r->n_uc = so_bt_uc(uc, pcs, NF));
+	IN_WINDOW(W_WALK, r->errno_bad, r->n_ex = so_bt_ex(uc, r->f, NF, 0, &st));
+	r->stop_ex = st.stop;
+	IN_WINDOW(W_WALK, r->errno_bad, r->n_ex0 = so_bt_ex(NULL, f0, NF, 0, &st));
+	r->stop_ex0 = st.stop;
+	IN_WINDOW(W_WALK, r->errno_bad, r->n_bt = so_bt(pcs, NF));
+	r->during_walk = total(W_WALK) - w0;
+	r->n_ex0 += 1; /* summarize() expects walk_all()'s extra frame */
+	r->n_bt += 1;
+	atomic_store_explicit(&nrec, k + 1, memory_order_release);
+	errno = saved;
+}
+
+static int (*tls_touch)(int);
+static void *tls_thread(void *arg)
+{
+	(void)arg;
+	window = W_CONTROL;
+	int r = tls_touch(1);
+	window = W_NONE;
+	return (void *)(long)r;
+}
+
+/* ---- Phase 3: normal context -------------------------------------------------------- */
+
+static struct rec normal_rec;
+NOINL int nc_leaf(int x)
+{
+	walk_all(NULL, &normal_rec);
+	return x + normal_rec.n_ex0;
+}
+NOINL int nc_top(int x)
+{
+	int r = nc_leaf(x + 1);
+	return r * 3;
+}
+
+int main(void)
+{
+	objs_init(); /* dlopen(RTLD_NOLOAD)/dlsym/_dl_find_object only */
+	devnull = open("/dev/null", O_WRONLY);
+	double t0 = now_s();
+	int chain1[] = { WFN(ip_leaf), WFN(ip_mid), WFN(ip_top), WFN(phase1_spin), WFN(main) };
+	int chain2[] = { WFN(it_leaf), WFN(it_mid), WFN(it_top), WFN(it_entry) };
+
+	/* Controls first (they do not call the library). */
+	reset(W_CONTROL);
+	window = W_CONTROL;
+	void *volatile p = malloc(24);
+	free(p);
+	window = W_NONE;
+	CHECK(atomic_load(&counts[W_CONTROL][C_MALLOC]) == 1 &&
+	      atomic_load(&counts[W_CONTROL][C_FREE]) == 1,
+	      "control: malloc/free in a window are counted");
+	reset(W_CONTROL);
+	window = W_CONTROL;
+	char *volatile s = strdup("libc allocates through malloc");
+	window = W_NONE;
+	free(s);
+	CHECK(atomic_load(&counts[W_CONTROL][C_MALLOC]) >= 1,
+	      "control: libc's own malloc call (strdup) is counted");
+	reset(W_CONTROL);
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	window = W_CONTROL;
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	pthread_rwlock_rdlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	Dl_info di;
+	dladdr((void *)main, &di);
+	window = W_NONE;
+	CHECK(atomic_load(&counts[W_CONTROL][C_MUTEX_LOCK]) == 1 &&
+	      atomic_load(&counts[W_CONTROL][C_RW_RDLOCK]) == 1 &&
+	      atomic_load(&counts[W_CONTROL][C_DLADDR]) == 1,
+	      "control: mutex, rwlock and dladdr calls in a window are counted");
+	reset(W_CONTROL);
+
+	/* Phase 1.  Nothing has called the library yet: the first SIGPROF
+	 * walk discovers every object. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = prof_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	sigaction(SIGPROF, &sa, NULL);
+	sa.sa_sigaction = prof_handler;
+	sigaction(SIGUSR1, &sa, NULL);
+	int n1 = (int)env_long("SFB_INTERPOSE_SAMPLES", 100);
+	if (n1 > MAXREC / 2)
+		n1 = MAXREC / 2;
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	setitimer(ITIMER_PROF, &it, NULL);
+	w_sink += (unsigned long)phase1_spin(n1);
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_PROF, &it, NULL);
+	int end1 = atomic_load(&nrec);
+	struct rec *first = &recs[0];
+	int v0 = verify_chain(NULL, first->f, first->n_ex, first->stop_ex, NF, chain1, 5, NULL);
+	printf("# first walk of the process: frame 0 %s, %s, %lu calls counted\n",
+	       wfn_lookup(NULL, first->rip) >= 0 ? "in the spinning chain" : "elsewhere",
+	       verdict_name[v0], first->during_walk);
+	CHECK(first->during_walk == 0 && first->errno_bad == 0,
+	      "the first walk (object discovery in a SIGPROF handler): no lock, no allocation, "
+	      "errno kept");
+	summarize("SIGPROF on the main thread", 0, end1, chain1, 5, 1);
+	print_counts("SIGPROF walks", W_WALK);
+	print_counts("SIGPROF symbolization", W_SYM);
+	reset(W_WALK);
+	reset(W_SYM);
+
+	/* Phase 2. */
+	pthread_t th;
+	pthread_create(&th, NULL, it_entry, NULL);
+	while (!atomic_load(&t_ready))
+		sched_yield();
+	int lost = 0;
+	for (int i = 0; i < n1 / 2 && !lost; i++) {
+		int before = atomic_load(&nrec);
+		if (before >= MAXREC)
+			break;
+		pthread_kill(th, SIGUSR1);
+		double w0 = now_s();
+		while (atomic_load(&nrec) == before)
+			if (now_s() - w0 > 5) {
+				lost = 1;
+				break;
+			}
+	}
+	spin_stop = 1;
+	pthread_join(th, NULL);
+	int end2 = atomic_load(&nrec);
+	CHECK(!lost && end2 > end1, "SIGUSR1 to a second thread: %d handlers ran", end2 - end1);
+	summarize("SIGUSR1 on a second thread", end1, end2, chain2, 4, 1);
+	print_counts("SIGUSR1 walks", W_WALK);
+	print_counts("SIGUSR1 symbolization", W_SYM);
+	reset(W_WALK);
+	reset(W_SYM);
+
+	/* Phase 3: normal context.  backtrace.h allows dl_iterate_phdr() here
+	 * (discovery of new objects); everything else must stay at 0. */
+	w_sink += (unsigned long)nc_top(1);
+	unsigned long dl = atomic_load(&counts[W_WALK][C_DL_ITERATE_PHDR]);
+	unsigned long other = total(W_WALK) - dl;
+	print_counts("normal-context walks", W_WALK);
+	print_counts("normal-context symbolization", W_SYM);
+	CHECK(normal_rec.n_ex0 >= 4 && normal_rec.n_bt >= 4,
+	      "normal context: the walks are real (%d, %d frames)", normal_rec.n_ex0,
+	      normal_rec.n_bt);
+	CHECK(other == 0,
+	      "normal context: backtrace calls made %lu lock/allocation calls (dl_iterate_phdr: "
+	      "%lu, allowed)",
+	      other, dl);
+	CHECK(normal_rec.errno_bad == 0, "normal context: backtrace calls preserve errno");
+	CHECK(total(W_SYM) == 0, "normal context: symbolization made %lu lock/allocation calls",
+	      total(W_SYM));
+	CHECK(normal_rec.sym_errno_bad == 0, "normal context: symbolization preserves errno");
+
+	/* Control for phase 4: a dlopen()ed object's TLS, first touched by a
+	 * fresh thread, is allocated through the counted malloc. */
+	char tls_path[PATH_MAX];
+	build_path("walk_tls_lib.so", tls_path, sizeof tls_path);
+	void *th_tls = dlopen(tls_path, RTLD_NOW | RTLD_LOCAL);
+	tls_touch = th_tls ? (int (*)(int))dlsym(th_tls, "walk_tls_touch") : NULL;
+	CHECK(tls_touch != NULL, "dlopen %s", tls_path);
+	if (tls_touch) {
+		reset(W_CONTROL);
+		pthread_create(&th, NULL, tls_thread, NULL);
+		pthread_join(th, NULL);
+		CHECK(total(W_CONTROL) > 0,
+		      "control: lazily allocated TLS of a dlopen()ed object is counted (%lu calls)",
+		      total(W_CONTROL));
+		print_counts("TLS control", W_CONTROL);
+		reset(W_CONTROL);
+	}
+
+	/* Phase 4. */
+	char so_path[PATH_MAX];
+	const char *b = getenv("SFB_BUILD");
+	if (b && *b) {
+		snprintf(so_path, sizeof so_path, "%s/libsframebt.so", b);
+	} else {
+		build_path("../libsframebt.so", so_path, sizeof so_path);
+	}
+	void *h = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+	so_bt_uc = h ? (int (*)(const void *, void **, int))dlsym(h, "sframe_backtrace_ucontext")
+		     : NULL;
+	so_bt_ex = h ? (int (*)(const void *, struct sframe_bt_frame *, int, unsigned,
+				struct sframe_bt_status *))dlsym(h, "sframe_backtrace_ex")
+		     : NULL;
+	so_bt = h ? (int (*)(void **, int))dlsym(h, "sframe_backtrace") : NULL;
+	CHECK(so_bt_uc && so_bt_ex && so_bt, "dlopen %s", so_path);
+	if (so_bt_uc && so_bt_ex && so_bt) {
+		sa.sa_sigaction = so_handler;
+		sigaction(SIGUSR1, &sa, NULL);
+		spin_stop = 0;
+		atomic_store(&t_ready, 0);
+		pthread_create(&th, NULL, it_entry, NULL);
+		while (!atomic_load(&t_ready))
+			sched_yield();
+		int start4 = atomic_load(&nrec);
+		lost = 0;
+		for (int i = 0; i < n1 / 2 && !lost; i++) {
+			int before = atomic_load(&nrec);
+			if (before >= MAXREC)
+				break;
+			pthread_kill(th, SIGUSR1);
+			double w0 = now_s();
+			while (atomic_load(&nrec) == before)
+				if (now_s() - w0 > 5) {
+					lost = 1;
+					break;
+				}
+		}
+		spin_stop = 1;
+		pthread_join(th, NULL);
+		int end4 = atomic_load(&nrec);
+		CHECK(!lost && end4 > start4, "dlopen()ed libsframebt.so, fresh thread: %d handlers",
+		      end4 - start4);
+		summarize("libsframebt.so from SIGUSR1 on a fresh thread", start4, end4, chain2, 4, 0);
+		print_counts("libsframebt.so walks", W_WALK);
+		reset(W_WALK);
+	}
+
+	/* Control: the library's own calls reach this interposer. */
+	reset(W_CONTROL);
+	window = W_CONTROL;
+	sframe_backtrace_warmup();
+	window = W_NONE;
+	CHECK(atomic_load(&counts[W_CONTROL][C_DL_ITERATE_PHDR]) > 0,
+	      "control: sframe_backtrace_warmup()'s dl_iterate_phdr call is counted (%lu)",
+	      atomic_load(&counts[W_CONTROL][C_DL_ITERATE_PHDR]));
+	printf("# took %.2f s\n", now_s() - t0);
+	CHECK_DONE();
+}

@@ -9,6 +9,7 @@
 #include "sframe_format.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define HOST_BIG_ENDIAN (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 
@@ -152,25 +153,27 @@ struct fre {
 static const uint8_t fre_addr_size[3] = { 1, 2, 4 };
 
 /* Parse the FRE header at 'at', bounded by the FRE sub-section end. */
-static bool parse_fre(const struct sfb_section *s, uint8_t fre_type,
-		      uint64_t at, uint64_t end, struct fre *r)
+static int parse_fre(const struct sfb_section *s, uint8_t fre_type,
+		     uint64_t at, uint64_t end, struct fre *r)
 {
 	unsigned asz = fre_addr_size[fre_type];
 	uint64_t start, info;
 	if (at > end || end - at < asz + 1u || !sfb_get(&s->b, at, asz, &start) ||
 	    !sfb_get(&s->b, at + asz, 1, &info))
-		return false;
+		return SFB_E_FRE_RANGE;
 	r->start = (uint32_t)start;
 	r->info = (uint8_t)info;
 	r->count = SFB_FRE_INFO_COUNT(info);
 	unsigned code = SFB_FRE_INFO_SIZE(info);
-	r->wsize = code == 0 ? 1 : code == 1 ? 2 : code == 2 ? 4 : 0;
+	if (code > 2)
+		return SFB_E_FRE_INFO;
+	r->wsize = (uint8_t)(1u << code);
 	r->words_at = at + asz + 1;
-	uint64_t n = (uint64_t)r->count * (r->wsize ? r->wsize : 1);
-	if (r->wsize == 0 || end - r->words_at < n)
-		return false;
+	uint64_t n = (uint64_t)r->count * r->wsize;
+	if (end - r->words_at < n)
+		return SFB_E_FRE_RANGE;
 	r->next = r->words_at + n;
-	return true;
+	return SFB_OK;
 }
 
 static int32_t fre_word(const struct sfb_section *s, const struct fre *r,
@@ -201,22 +204,37 @@ static struct sfb_loc loc_same(void)
 	return (struct sfb_loc){ SFB_LOC_SAME, 0, 0, 0 };
 }
 
+/* Register numbers must fit struct sfb_loc's 16-bit field, below the
+ * SFB_REG_CFA marker.  Numbers the walker has no value for stop a walk
+ * there, with a reason; they do not make a section invalid. */
+#define SFB_MAX_REGNUM SFB_REG_CFA
+
 /* A default-FDE RA or FP data word: a CFA-relative stack slot, except that
  * s390x V2 encodes a register number in an odd value. */
-static struct sfb_loc default_slot(const struct sfb_section *s, int32_t w)
+static int default_slot(const struct sfb_section *s, int32_t w, struct sfb_loc *out)
 {
 	if (s->abi == SFB_ABI_S390X_BE && s->version == SFB_VERSION_2 &&
-	    SFB_S390X_V2_IS_REGNUM(w))
-		return (struct sfb_loc){ SFB_LOC_EXPR, 0,
-					 (uint16_t)SFB_S390X_V2_REGNUM((uint32_t)w), 0 };
-	return loc_cfa_deref(w);
+	    SFB_S390X_V2_IS_REGNUM(w)) {
+		if (w < 0 || (uint32_t)SFB_S390X_V2_REGNUM(w) >= SFB_MAX_REGNUM)
+			return SFB_E_FRE_INFO;
+		*out = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)SFB_S390X_V2_REGNUM(w), 0 };
+		return SFB_OK;
+	}
+	*out = loc_cfa_deref(w);
+	return SFB_OK;
 }
 
-static int32_t cfa_offset(const struct sfb_section *s, int32_t w)
+/* The CFA offset word; s390x stores (offset - 160) / 8.  False if the
+ * decoded offset does not fit. */
+static bool cfa_offset(const struct sfb_section *s, int32_t w, int32_t *out)
 {
+	int64_t v = w;
 	if (s->abi == SFB_ABI_S390X_BE)
-		return (int32_t)SFB_S390X_CFA_OFFSET_DECODE((int64_t)w);
-	return w;
+		v = SFB_S390X_CFA_OFFSET_DECODE(v);
+	if (v < INT32_MIN || v > INT32_MAX)
+		return false;
+	*out = (int32_t)v;
+	return true;
 }
 
 /* Defaults when an FRE says nothing about RA or FP. */
@@ -243,10 +261,12 @@ static int decode_default(const struct sfb_section *s, const struct fre *r,
 		return s->version >= SFB_VERSION_2 ? SFB_OK : SFB_E_FRE_INFO;
 	if (r->count > max)
 		return SFB_E_FRE_INFO;
-	int sp = sfb_abi_sp_reg(s->abi), fp = sfb_abi_fp_reg(s->abi);
+	int sp = sfb_abi_sp_reg(s->abi), fp = sfb_abi_fp_reg(s->abi), err;
+	int32_t off;
+	if (!cfa_offset(s, fre_word(s, r, 0, true), &off))
+		return SFB_E_FRE_INFO;
 	row->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0,
-				     (uint16_t)(SFB_FRE_INFO_CFA_SP(r->info) ? sp : fp),
-				     cfa_offset(s, fre_word(s, r, 0, true)) };
+				     (uint16_t)(SFB_FRE_INFO_CFA_SP(r->info) ? sp : fp), off };
 	unsigned k = 1;
 	if (!ra_tracked(s)) {
 		default_ra(s, row);
@@ -255,8 +275,8 @@ static int decode_default(const struct sfb_section *s, const struct fre *r,
 		if (w == SFB_RA_OFFSET_INVALID) {
 			row->ra = loc_same();
 			row->flags |= SFB_ROW_RA_PADDING;
-		} else {
-			row->ra = default_slot(s, w);
+		} else if ((err = default_slot(s, w, &row->ra))) {
+			return err;
 		}
 	} else {
 		row->ra = loc_same();
@@ -264,7 +284,7 @@ static int decode_default(const struct sfb_section *s, const struct fre *r,
 	if (!fp_tracked(s))
 		default_fp(s, row);
 	else if (k < r->count)
-		row->fp = default_slot(s, fre_word(s, r, k, true));
+		return default_slot(s, fre_word(s, r, k, true), &row->fp);
 	else
 		row->fp = loc_same();
 	return SFB_OK;
@@ -276,7 +296,7 @@ static int flex_pair(const struct sfb_section *s, const struct fre *r,
 {
 	uint32_t ctl = (uint32_t)fre_word(s, r, k, false);
 	int32_t off = fre_word(s, r, k + 1, true);
-	if (SFB_FLEX_RESERVED(ctl) || SFB_FLEX_REGNUM(ctl) >= SFB_REG_CFA)
+	if (SFB_FLEX_RESERVED(ctl) || SFB_FLEX_REGNUM(ctl) >= SFB_MAX_REGNUM)
 		return SFB_E_FLEX;
 	if (is_cfa && !SFB_FLEX_REG_P(ctl))
 		return SFB_E_FLEX; /* the CFA needs a base register */
@@ -285,7 +305,9 @@ static int flex_pair(const struct sfb_section *s, const struct fre *r,
 	out->kind = SFB_LOC_EXPR;
 	out->deref = SFB_FLEX_DEREF_P(ctl);
 	out->reg = SFB_FLEX_REG_P(ctl) ? (uint16_t)SFB_FLEX_REGNUM(ctl) : SFB_REG_CFA;
-	out->off = is_cfa ? cfa_offset(s, off) : off;
+	if (is_cfa && !cfa_offset(s, off, &off))
+		return SFB_E_FRE_INFO;
+	out->off = off;
 	return SFB_OK;
 }
 
@@ -375,8 +397,9 @@ int sfb_fre_row(const struct sfb_section *s, const struct sfb_fde *f,
 	if (j >= f->num_fres)
 		return SFB_E_NOT_FOUND;
 	for (uint32_t i = 0;; i++) {
-		if (!parse_fre(s, f->fre_type, at, end, &r))
-			return SFB_E_FRE_RANGE;
+		int err = parse_fre(s, f->fre_type, at, end, &r);
+		if (err)
+			return err;
 		if (i == j)
 			break;
 		at = r.next;
@@ -400,14 +423,14 @@ static int check_fres(const struct sfb_section *s, const struct sfb_fde *f)
 		return SFB_E_FDE_INFO; /* only V3 default FDEs mark outermost so */
 	for (uint32_t i = 0; i < f->num_fres; i++) {
 		uint32_t prev = r.start;
-		if (!parse_fre(s, f->fre_type, at, end, &r))
-			return SFB_E_FRE_RANGE;
+		int err = parse_fre(s, f->fre_type, at, end, &r);
+		if (err)
+			return err;
 		/* Toolchains write a last FRE at offset == size (an empty row
 		 * after the last instruction); never beyond it. */
 		if (r.start > limit || (i > 0 && r.start <= prev))
 			return SFB_E_FRE_ORDER;
-		int err = decode_row(s, f, &r, &row);
-		if (err)
+		if ((err = decode_row(s, f, &r, &row)))
 			return err;
 		at = r.next;
 	}
@@ -662,8 +685,8 @@ int sfb_lookup(const struct sfb_section *s, uint64_t pc, struct sfb_row *row)
 	bool found = false;
 	uint64_t next_start = f.pcmask ? f.rep_size : f.size;
 	for (uint32_t i = 0; i < f.num_fres; i++) {
-		if (!parse_fre(s, f.fre_type, at, end, &r))
-			return SFB_E_FRE_RANGE;
+		if ((err = parse_fre(s, f.fre_type, at, end, &r)))
+			return err;
 		if (r.start > key) {
 			next_start = r.start;
 			break;

@@ -27,14 +27,28 @@ struct sfb_regs {
 extern const uint8_t sfb_arch_abi;
 #define SFB_CFA_ALIGN 8u
 
+/* DWARF numbers of the stack and frame pointers, and how the caller's
+ * stack pointer follows from the CFA: constants the walker's inner loop
+ * uses without a call. */
+#if defined(__x86_64__)
+#define SFB_DWARF_SP 7
+#define SFB_DWARF_FP 6
+#define SFB_SP_FROM_CFA(cfa) (cfa)
+#elif defined(__aarch64__)
+#define SFB_DWARF_SP 31
+#define SFB_DWARF_FP 29
+#define SFB_SP_FROM_CFA(cfa) (cfa)
+#elif defined(__s390x__)
+#define SFB_DWARF_SP 15
+#define SFB_DWARF_FP 11
+#define SFB_SP_FROM_CFA(cfa) ((cfa) - 160)
+#endif
+
 /* Fill regs from an SA_SIGINFO ucontext.  False if it is unusable. */
 bool sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
 
 /* The value of DWARF register n in regs, if known. */
 bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
-
-/* The stack pointer of the caller, given the CFA. */
-uintptr_t sfb_arch_sp_from_cfa(uintptr_t cfa);
 
 /* Is code at pc the kernel signal-return trampoline?  code_lo/hi bound
  * where code may be read (the object's executable segment). */

@@ -60,11 +60,6 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 	return false;
 }
 
-uintptr_t sfb_arch_sp_from_cfa(uintptr_t cfa)
-{
-	return cfa;
-}
-
 /* glibc's __restore_rt: mov $15, %rax; syscall.  musl's is the same
  * instruction sequence. */
 static const uint8_t sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,

@@ -42,18 +42,22 @@ bool sfb_probe_readable(uintptr_t addr)
 
 void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi)
 {
-	if (hi <= lo)
+	if (hi <= lo || hi - lo < sizeof(uintptr_t))
 		return;
 	/* Grow a window this one touches, so a walk up one stack keeps one. */
-	for (unsigned i = 0; i < SFB_MEM_WINDOWS; i++) {
+	for (unsigned i = 0; i < m->nwin; i++) {
 		struct sfb_window *w = &m->win[i];
-		if (w->hi > w->lo && lo <= w->hi && hi >= w->lo) {
+		if (lo <= w->hi && hi >= w->lo) {
 			if (lo < w->lo)
 				w->lo = lo;
 			if (hi > w->hi)
 				w->hi = hi;
 			return;
 		}
+	}
+	if (m->nwin < SFB_MEM_WINDOWS) {
+		m->win[m->nwin++] = (struct sfb_window){ lo, hi };
+		return;
 	}
 	m->win[m->next] = (struct sfb_window){ lo, hi };
 	m->next = (m->next + 1) % SFB_MEM_WINDOWS;

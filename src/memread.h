@@ -21,7 +21,8 @@ struct sfb_window {
 };
 
 struct sfb_mem {
-	struct sfb_window win[SFB_MEM_WINDOWS];
+	struct sfb_window win[SFB_MEM_WINDOWS]; /* win[0..nwin) in use */
+	unsigned nwin;
 	unsigned next;    /* round-robin replacement */
 	unsigned probes;  /* system calls made by this walk */
 	unsigned probe_budget;
@@ -40,9 +41,10 @@ bool sfb_mem_slow_ok(struct sfb_mem *m, uintptr_t addr, unsigned size);
 static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
 				     unsigned size)
 {
-	for (unsigned i = 0; i < SFB_MEM_WINDOWS; i++)
-		if (addr - m->win[i].lo < m->win[i].hi - m->win[i].lo &&
-		    m->win[i].hi - addr >= size)
+	/* One subtraction and one compare per window: addr - lo wraps to a
+	 * huge value below lo.  Windows in use are at least a word long. */
+	for (unsigned i = 0; i < m->nwin; i++)
+		if (addr - m->win[i].lo <= m->win[i].hi - m->win[i].lo - size)
 			return true;
 	return false;
 }

@@ -24,6 +24,7 @@ struct sfb_slot {
 
 static struct sfb_slot table[SFB_CACHE_SLOTS];
 static _Atomic unsigned stat_discoveries, stat_reclaimed;
+static _Atomic uint32_t next_epoch = 1;
 
 static unsigned slot_hash(uintptr_t map_start)
 {
@@ -75,12 +76,13 @@ static bool still_loaded(const struct sfb_object *o)
 }
 
 /* The program headers of a loaded object, from memory.  The ELF header is
- * at the start of the first mapping for every object ld.so loads; its page
- * is probed, and the headers must lie inside that page. */
+ * at the start of the first mapping for every object ld.so loads (the
+ * caller has made sure that page is readable), and the headers must lie
+ * inside that page. */
 static const ElfW(Phdr) *program_headers(uintptr_t start, uintptr_t end, unsigned *n)
 {
 	const ElfW(Ehdr) *eh = (const void *)start;
-	if (end - start < sizeof *eh || !sfb_probe_readable(start) ||
+	if (end - start < sizeof *eh ||
 	    memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_phentsize != sizeof(ElfW(Phdr)))
 		return NULL;
@@ -136,9 +138,14 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
 	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
+	o->epoch = atomic_fetch_add_explicit(&next_epoch, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
 
 	unsigned n;
+	/* Probed once per discovery: an execute-only first segment, or one
+	 * that does not start with the ELF header, must not fault us. */
+	if (!sfb_probe_readable(o->map_start))
+		return;
 	const ElfW(Phdr) *ph = program_headers(o->map_start, o->map_end, &n);
 	if (!ph)
 		return;

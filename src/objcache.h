@@ -56,6 +56,7 @@ struct sfb_object {
 	uint8_t source;          /* enum sfb_source */
 	int8_t status;           /* SFB_OK, or why its section was rejected */
 	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
+	uint32_t epoch;          /* unique per description: keys the row memo */
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
 	 * also compares where the section is and how it begins. */

@@ -13,6 +13,7 @@
 
 #include "arch.h"
 #include "objcache.h"
+#include "rowmemo.h"
 #include "sframe_format.h"
 
 /* A CFA further than this above the stack pointer is not a frame. */
@@ -41,18 +42,26 @@ static int find_object(struct walker *w, uintptr_t pc, const struct sfb_object *
 }
 
 /* Value of a rule's base. */
-static bool loc_base(const struct sfb_regs *r, const struct sfb_loc *l,
+static inline __attribute__((always_inline)) bool loc_base(const struct sfb_regs *r, const struct sfb_loc *l,
 		     uintptr_t cfa, uintptr_t *out)
 {
 	if (l->reg == SFB_REG_CFA) {
 		*out = cfa;
 		return true;
 	}
+	if (l->reg == SFB_DWARF_SP) {
+		*out = r->sp;
+		return true;
+	}
+	if (l->reg == SFB_DWARF_FP) {
+		*out = r->fp;
+		return true;
+	}
 	return sfb_arch_reg(r, l->reg, out);
 }
 
 /* Apply one location rule.  stop is set when it cannot be evaluated. */
-static bool apply_loc(struct walker *w, const struct sfb_regs *r,
+static inline __attribute__((always_inline)) bool apply_loc(struct walker *w, const struct sfb_regs *r,
 		      const struct sfb_loc *l, uintptr_t cfa, uintptr_t *out, int *stop,
 		      bool fp_rule)
 {
@@ -96,10 +105,16 @@ static bool cfa_ok(uintptr_t cfa, uintptr_t sp, bool topmost)
 	return cfa - sp <= MAX_FRAME_SIZE;
 }
 
+/* What one step yields: the caller's PC, SP and FP, and this frame's CFA.
+ * Other registers become unknown. */
+struct step {
+	uintptr_t pc, sp, fp, cfa;
+};
+
 /* One step with an SFrame row.  Returns 0 and the caller's registers in
  * next, or a stop reason. */
 static int step_row(struct walker *w, const struct sfb_regs *r, bool topmost,
-		    const struct sfb_row *row, struct sfb_regs *next, uintptr_t *cfa_out)
+		    const struct sfb_row *row, struct step *next)
 {
 	int stop = 0;
 	uintptr_t cfa, ra, fp;
@@ -139,17 +154,13 @@ static int step_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 		fp = r->fp;
 		break;
 	}
-	memset(next, 0, sizeof *next);
-	next->pc = ra;
-	next->sp = sfb_arch_sp_from_cfa(cfa);
-	next->fp = fp;
-	*cfa_out = cfa;
+	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
 	return 0;
 }
 
 /* The frame-pointer rule, validated like any other step. */
 static int step_fp(struct walker *w, const struct sfb_regs *r, bool topmost,
-		   struct sfb_regs *next, uintptr_t *cfa_out)
+		   struct step *next)
 {
 	uintptr_t cfa = r->fp + SFB_FP_CFA_OFFSET, ra, fp;
 	if (r->fp < r->sp || !cfa_ok(cfa, r->sp, topmost))
@@ -157,11 +168,7 @@ static int step_fp(struct walker *w, const struct sfb_regs *r, bool topmost,
 	if (!sfb_mem_read(&w->mem, cfa + SFB_FP_RA_OFFSET, &ra) ||
 	    !sfb_mem_read(&w->mem, cfa + SFB_FP_FP_OFFSET, &fp))
 		return SFRAME_BT_STOP_UNREADABLE;
-	memset(next, 0, sizeof *next);
-	next->pc = sfb_arch_strip_pac(ra);
-	next->sp = sfb_arch_sp_from_cfa(cfa);
-	next->fp = fp;
-	*cfa_out = cfa;
+	*next = (struct step){ sfb_arch_strip_pac(ra), SFB_SP_FROM_CFA(cfa), fp, cfa };
 	return 0;
 }
 
@@ -183,6 +190,38 @@ static void put(struct sframe_bt_frame *frames, void **pcs, int i,
 		pcs[i] = (void *)f.pc;
 }
 
+/* Find this frame's row and decide what kind of frame it is.  Return
+ * addresses are looked up at pc - 1 and must follow a call instruction;
+ * the kernel's signal trampoline, which a handler returns to without a
+ * call, is recognised by its code.  Rows of verified return addresses are
+ * memoised: a hit skips the lookup and both checks. */
+static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
+		    struct sfb_row *row, bool *have_row, bool *is_signal)
+{
+	bool has_rows = (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY) &&
+			o->status == SFB_OK;
+	uintptr_t key = exact ? pc : pc - 1;
+	*is_signal = false;
+	if (!exact && has_rows && sfb_memo_get(key, o->epoch, row)) {
+		*have_row = true;
+		return 0;
+	}
+	*have_row = has_rows && sfb_lookup(&o->sec, key, row) == SFB_OK;
+	if (!*have_row || (row->flags & SFB_ROW_SIGNAL))
+		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
+	if (exact || *is_signal)
+		return 0;
+	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
+		/* A trampoline the toolchain described as a plain function
+		 * (binutils before 2.46 drop .cfi_signal_frame). */
+		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
+		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
+	}
+	if (*have_row)
+		sfb_memo_put(key, o->epoch, row);
+	return 0;
+}
+
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
 {
@@ -195,8 +234,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	int n = 0, signals = 0;
 	bool topmost = true; /* registers beyond SP/FP are known */
 	uint8_t source = SFRAME_BT_FROM_CONTEXT;
-	uintptr_t cfa = 0;
-	struct sfb_regs next;
+	struct step next = { 0, 0, 0, 0 };
+	struct sfb_regs sigregs;
 
 	if (regs->pc == 0) {
 		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
@@ -217,21 +256,15 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			break;
 		}
 		struct sfb_row row;
-		bool have_row = (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY) &&
-				o->status == SFB_OK &&
-				sfb_lookup(&o->sec, lookup, &row) == SFB_OK;
-		/* The kernel's trampoline is recognised by its code; a V3 FDE
-		 * marked 'S' is applied like any other, but, as in DWARF, the
-		 * PC it unwinds to was interrupted, not called: exact. */
-		bool is_signal = sfb_arch_is_sigreturn(regs->pc, o->exec_lo, o->exec_hi);
-		bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
-		/* The kernel enters a handler with the trampoline as its return
-		 * address; every other return address follows a call. */
-		if (!exact && !is_signal &&
-		    !sfb_arch_is_return_address(regs->pc, o->exec_lo, o->exec_hi)) {
-			st->stop = SFRAME_BT_STOP_BAD_RA;
+		bool have_row, is_signal;
+		stop = classify(o, regs->pc, exact, &row, &have_row, &is_signal);
+		if (stop) {
+			st->stop = stop;
 			break;
 		}
+		/* A V3 FDE marked 'S' is applied like any other row but, as in
+		 * DWARF, the PC it unwinds to was interrupted, not called. */
+		bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
 		if (n == size) {
 			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
 			break;
@@ -241,11 +274,11 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		n++;
 		if (is_signal) {
 			if (++signals > MAX_SIGNAL_FRAMES ||
-			    !sfb_arch_sigframe_regs(&w.mem, regs->sp, &next)) {
+			    !sfb_arch_sigframe_regs(&w.mem, regs->sp, &sigregs)) {
 				st->stop = SFRAME_BT_STOP_UNREADABLE;
 				break;
 			}
-			*regs = next;
+			*regs = sigregs;
 			exact = true;
 			topmost = true;
 			source = SFRAME_BT_FROM_SIGNAL_FRAME;
@@ -261,10 +294,10 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		if (have_row) {
 			if (topmost)
 				sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
-			stop = step_row(&w, regs, topmost, &row, &next, &cfa);
+			stop = step_row(&w, regs, topmost, &row, &next);
 			source = SFRAME_BT_FROM_SFRAME;
 		} else if (fp_allowed(&w, o)) {
-			stop = step_fp(&w, regs, topmost, &next, &cfa);
+			stop = step_fp(&w, regs, topmost, &next);
 			source = SFRAME_BT_FROM_FRAME_POINTER;
 		} else {
 			stop = o->source != SFB_SRC_NONE && o->status != SFB_OK
@@ -276,7 +309,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			break;
 		}
 		if (frames)
-			frames[n - 1].cfa = cfa;
+			frames[n - 1].cfa = next.cfa;
 		if (source == SFRAME_BT_FROM_SFRAME)
 			st->frames_sframe++;
 		else
@@ -285,7 +318,11 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			st->stop = SFRAME_BT_STOP_OUTERMOST;
 			break;
 		}
-		*regs = next;
+		regs->pc = next.pc;
+		regs->sp = next.sp;
+		regs->fp = next.fp;
+		regs->have_all = false;
+		regs->have_ra = false;
 		exact = next_exact;
 		topmost = false;
 	}

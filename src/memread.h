@@ -49,6 +49,14 @@ static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
 	return false;
 }
 
+/* Inside the first window (the thread's own stack, when known)?  The
+ * walker's fast path checks only this one. */
+static inline bool sfb_mem_in_first_window(const struct sfb_mem *m, uintptr_t addr,
+					   unsigned size)
+{
+	return m->nwin && addr - m->win[0].lo <= m->win[0].hi - m->win[0].lo - size;
+}
+
 /* Stack words belong to other frames, whose sanitizer redzones are not
  * ours to respect: the loads are exempt from AddressSanitizer. */
 #if defined(__clang__) || defined(__GNUC__)

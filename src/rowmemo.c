@@ -3,7 +3,30 @@
 
 struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES];
 
-void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_row *row)
+bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
+		       struct sfb_simple_row *out)
+{
+	const struct sfb_loc *c = &row->cfa, *r = &row->ra, *f = &row->fp;
+	if (row->flags & (SFB_ROW_SIGNAL | SFB_ROW_OUTERMOST | SFB_ROW_MANGLED_RA |
+			  SFB_ROW_PCMASK))
+		return false;
+	if (c->kind != SFB_LOC_EXPR || c->deref || (c->reg != sp_reg && c->reg != fp_reg))
+		return false;
+	if (r->kind != SFB_LOC_EXPR || !r->deref || r->reg != SFB_REG_CFA)
+		return false;
+	if (f->kind == SFB_LOC_EXPR) {
+		if (!f->deref || f->reg != SFB_REG_CFA || f->off == 0)
+			return false;
+	} else if (f->kind != SFB_LOC_SAME) {
+		return false;
+	}
+	*out = (struct sfb_simple_row){ c->off, r->off,
+					f->kind == SFB_LOC_EXPR ? f->off : 0,
+					c->reg == fp_reg };
+	return true;
+}
+
+void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_simple_row *row)
 {
 	struct sfb_memo_entry *e = &sfb_memo[sfb_memo_index(key)];
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
@@ -13,9 +36,6 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_row *row)
 		return; /* another writer has it: skip, never wait */
 	e->key = key;
 	e->epoch = epoch;
-	e->cfa = row->cfa;
-	e->ra = row->ra;
-	e->fp = row->fp;
-	e->flags = row->flags;
+	e->row = *row;
 	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
 }

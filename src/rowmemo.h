@@ -1,31 +1,42 @@
-/* A memo of decoded rows by PC, shared by all threads.
+/* A memo of the common rows by return address, shared by all threads.
  *
- * Profilers and servers walk the same stacks over and over; a row found
- * once is found again here in a few instructions instead of an FDE binary
- * search and an FRE scan.  Entries are keyed by the PC looked up and by the
- * object's epoch (a number describe() gives each object description), so
- * a row can never outlive the object it came from: a reloaded object gets
- * a new epoch.  Each entry is a seqlock, written and read as the object
- * cache's slots are (objcache.h); a write that finds an entry busy is
- * skipped.  Entries hold only verified return addresses (a hit skips the
- * lookup and the call-site check).  No allocation: the table is static,
- * SFB_MEMO_ENTRIES entries of 48 bytes. */
+ * Profilers and servers walk the same stacks over and over.  The walker
+ * memoises the row of every return address it has verified (a call
+ * instruction ends there) when the row has the common shape: CFA = SP or
+ * FP + offset, RA and FP saved at CFA + offset (or FP unchanged).  The
+ * next walk through that address applies the memoised row directly,
+ * without the FDE search, the FRE scan and the call-site check.
+ *
+ * Entries are keyed by the PC looked up and by the object's epoch (a
+ * number describe() gives each object description), so a row cannot
+ * outlive its object: a reloaded object gets a new epoch.  Each entry is a
+ * seqlock, like the object cache's slots (objcache.h): a writer claims it
+ * with a compare-and-swap and skips it if busy; a reader checks the
+ * sequence number before and after.  No allocation: SFB_MEMO_ENTRIES
+ * entries of 32 bytes, static. */
 #ifndef SFB_ROWMEMO_H
 #define SFB_ROWMEMO_H
 
-#include <stdbool.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "sframe_decode.h"
 
 #define SFB_MEMO_ENTRIES 4096
 
+/* A row of the common shape, compiled. */
+struct sfb_simple_row {
+	int32_t cfa_off;
+	int32_t ra_off;   /* RA at CFA + ra_off */
+	int32_t fp_off;   /* FP at CFA + fp_off; 0: FP unchanged */
+	uint8_t cfa_on_fp; /* CFA base is FP (else SP) */
+};
+
 struct sfb_memo_entry {
-	_Atomic uint32_t seq;    /* 0 empty, odd busy, even stable */
+	_Atomic uint32_t seq; /* 0 empty, odd busy, even stable */
 	uint32_t epoch;
 	uintptr_t key;
-	struct sfb_loc cfa, ra, fp;
-	uint16_t flags;
+	struct sfb_simple_row row;
 };
 
 extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES];
@@ -36,24 +47,25 @@ static inline unsigned sfb_memo_index(uintptr_t key)
 	return (unsigned)(h >> 52) % SFB_MEMO_ENTRIES;
 }
 
-/* Found: row->cfa/ra/fp/flags are set (nothing else).  Inline: this is
+/* The memoised row of key in the object of this epoch.  Inline: this is
  * the walker's hot path. */
-static inline bool sfb_memo_get(uintptr_t key, uint32_t epoch, struct sfb_row *row)
+static inline bool sfb_memo_get(uintptr_t key, uint32_t epoch, struct sfb_simple_row *row)
 {
 	struct sfb_memo_entry *e = &sfb_memo[sfb_memo_index(key)];
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
 	if ((seq & 1) || e->key != key || e->epoch != epoch || seq == 0)
 		return false;
-	row->cfa = e->cfa;
-	row->ra = e->ra;
-	row->fp = e->fp;
-	row->flags = e->flags;
+	*row = e->row;
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&e->seq, memory_order_relaxed) == seq;
 }
 
-/* Remember the row of key, a return address minus one that was seen to
- * follow a call instruction. */
-void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_row *row);
+/* Compile row into *out if it has the common shape. */
+bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
+		       struct sfb_simple_row *out);
+
+/* Remember the row of key (a return address minus one, verified to
+ * follow a call instruction). */
+void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_simple_row *row);
 
 #endif

@@ -27,7 +27,7 @@ struct walker {
 	unsigned flags;
 };
 
-static int find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
+static inline int find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
 	/* Objects are revalidated through _dl_find_object on every change of
 	 * object, so a memo never outlives one walk. */
@@ -193,8 +193,8 @@ static void put(struct sframe_bt_frame *frames, void **pcs, int i,
 /* Find this frame's row and decide what kind of frame it is.  Return
  * addresses are looked up at pc - 1 and must follow a call instruction;
  * the kernel's signal trampoline, which a handler returns to without a
- * call, is recognised by its code.  Rows of verified return addresses are
- * memoised: a hit skips the lookup and both checks. */
+ * call, is recognised by its code.  A verified return address with a row
+ * of the common shape is memoised for fast_step(). */
 static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 		    struct sfb_row *row, bool *have_row, bool *is_signal)
 {
@@ -202,10 +202,6 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 			o->status == SFB_OK;
 	uintptr_t key = exact ? pc : pc - 1;
 	*is_signal = false;
-	if (!exact && has_rows && sfb_memo_get(key, o->epoch, row)) {
-		*have_row = true;
-		return 0;
-	}
 	*have_row = has_rows && sfb_lookup(&o->sec, key, row) == SFB_OK;
 	if (!*have_row || (row->flags & SFB_ROW_SIGNAL))
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
@@ -217,9 +213,42 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
 		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
 	}
-	if (*have_row)
-		sfb_memo_put(key, o->epoch, row);
+	struct sfb_simple_row simple;
+	if (*have_row && sfb_simple_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+		sfb_memo_put(key, o->epoch, &simple);
 	return 0;
+}
+
+/* The fast path for a return address whose row is memoised: the same
+ * computation and checks as step_row() for a row of that shape, and any
+ * doubt (an unknown address, an implausible CFA, a slot outside the known
+ * stack) declines, leaving the frame to the general path, which redoes it
+ * from scratch and gives the stop reason. */
+SFB_NO_ASAN static inline bool fast_step(struct walker *w, const struct sfb_regs *r,
+					struct step *next)
+{
+	const struct sfb_object *o;
+	uintptr_t key = r->pc - 1;
+	struct sfb_simple_row row;
+	if (find_object(w, key, &o) || !sfb_memo_get(key, o->epoch, &row))
+		return false;
+	uintptr_t sp = r->sp, fp = r->fp;
+	uintptr_t cfa = (row.cfa_on_fp ? fp : sp) + (uintptr_t)(intptr_t)row.cfa_off;
+	uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)row.ra_off;
+	if (cfa <= sp || cfa - sp > MAX_FRAME_SIZE || cfa % SFB_CFA_ALIGN || ra_at < sp ||
+	    !sfb_mem_in_first_window(&w->mem, ra_at, 8) || ra_at % 8)
+		return false;
+	uintptr_t ra = *(const volatile uintptr_t *)ra_at;
+	if (row.fp_off) {
+		uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)row.fp_off;
+		if (fp_at >= sp && fp_at < cfa) {
+			if (!sfb_mem_in_first_window(&w->mem, fp_at, 8) || fp_at % 8)
+				return false;
+			fp = *(const volatile uintptr_t *)fp_at;
+		}
+	}
+	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
+	return true;
 }
 
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
@@ -242,6 +271,24 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		return 0;
 	}
 	for (;;) {
+		if (!exact && n < size && fast_step(&w, regs, &next)) {
+			put(frames, pcs, n, (struct sframe_bt_frame){
+				.pc = regs->pc, .cfa = next.cfa, .source = source });
+			n++;
+			st->frames_sframe++;
+			source = SFRAME_BT_FROM_SFRAME;
+			topmost = false;
+			if (next.pc == 0) {
+				st->stop = SFRAME_BT_STOP_OUTERMOST;
+				break;
+			}
+			regs->pc = next.pc;
+			regs->sp = next.sp;
+			regs->fp = next.fp;
+			regs->have_all = false;
+			regs->have_ra = false;
+			continue;
+		}
 		/* Return addresses point after the call; look up the call. */
 		uintptr_t lookup = exact ? regs->pc : regs->pc - 1;
 		const struct sfb_object *o;

@@ -111,6 +111,10 @@ static int read_fde(const struct sfb_section *s, uint32_t i, struct sfb_fde *f)
 	uint64_t base = s->sec_addr;
 	if (s->flags & SFB_F_FDE_FUNC_START_PCREL)
 		base += at;
+	/* start is signed: the function must not lie below address 0 or
+	 * wrap past the top. */
+	if ((int64_t)start < 0 ? base < -(uint64_t)start : base + start < base)
+		return SFB_E_FDE_RANGE;
 	f->start = base + start;
 	f->size = (uint32_t)size;
 	f->num_fres = (uint32_t)nfres;
@@ -386,7 +390,8 @@ static void outermost_row(const struct sfb_fde *f, struct sfb_row *row)
 	row->pc_lo = f->start;
 	row->pc_hi = f->start + f->size;
 	row->cfa = row->ra = row->fp = (struct sfb_loc){ SFB_LOC_UNDEFINED, 0, 0, 0 };
-	row->flags = SFB_ROW_OUTERMOST | (f->signal ? SFB_ROW_SIGNAL : 0);
+	row->flags = SFB_ROW_OUTERMOST | (f->signal ? SFB_ROW_SIGNAL : 0) |
+		     (f->pcmask ? SFB_ROW_PCMASK : 0) | (f->pauth_b ? SFB_ROW_PAUTH_B : 0);
 }
 
 int sfb_fre_row(const struct sfb_section *s, const struct sfb_fde *f,

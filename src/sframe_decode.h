@@ -22,9 +22,9 @@ enum sfb_err {
 	SFB_E_FLAGS = 4,        /* undefined flag bit set for this version */
 	SFB_E_ABI = 5,          /* unknown ABI, or ABI of the wrong byte order */
 	SFB_E_HEADER = 6,       /* fixed offsets or sub-section layout inconsistent */
-	SFB_E_FDE_RANGE = 7,    /* function start + size wraps, or lies outside the address space */
+	SFB_E_FDE_RANGE = 7,    /* function start below address 0, or start + size wraps */
 	SFB_E_FDE_INFO = 8,     /* reserved FDE info bits, bad FRE type, bad FDE type, bad rep size */
-	SFB_E_FRE_RANGE = 9,    /* an FDE's FREs lie outside the FRE sub-section, or FREs overlap */
+	SFB_E_FRE_RANGE = 9,    /* an FDE's FREs (or V3 attribute) lie outside the FRE sub-section */
 	SFB_E_FRE_ORDER = 10,   /* FRE start offsets not strictly increasing, or past the function end */
 	SFB_E_FRE_INFO = 11,    /* bad data-word size or count for the ABI and FDE type */
 	SFB_E_FLEX = 12,        /* malformed flexible FDE control word */

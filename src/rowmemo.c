@@ -15,11 +15,14 @@ bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	if (r->kind != SFB_LOC_EXPR || !r->deref || r->reg != SFB_REG_CFA)
 		return false;
 	if (f->kind == SFB_LOC_EXPR) {
-		if (!f->deref || f->reg != SFB_REG_CFA || f->off == 0)
+		if (!f->deref || f->reg != SFB_REG_CFA || f->off >= 0 || f->off % 8)
 			return false;
 	} else if (f->kind != SFB_LOC_SAME) {
 		return false;
 	}
+	/* Slots below the CFA, word-aligned: what fast_frames() relies on. */
+	if (r->off >= 0 || r->off % 8)
+		return false;
 	*out = (struct sfb_simple_row){ c->off, r->off,
 					f->kind == SFB_LOC_EXPR ? f->off : 0,
 					c->reg == fp_reg };

@@ -20,24 +20,42 @@
 #define MAX_FRAME_SIZE (256u << 20)
 #define MAX_SIGNAL_FRAMES 64
 
+/* Objects a walk has confirmed (through _dl_find_object) and copied:
+ * stacks bounce between a program and a few libraries, and each object is
+ * confirmed once per walk, never longer, so that no copy outlives a
+ * dlclose() that returned before the walk began. */
+#define WALK_OBJECTS 4
+
 struct walker {
 	struct sfb_mem mem;
-	struct sfb_object obj; /* memo: the object of the previous frame */
-	bool have_obj;
+	struct sfb_object obj[WALK_OBJECTS];
+	unsigned nobj, last, next_obj;
 	unsigned flags;
 };
 
 static inline int find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
-	/* Objects are revalidated through _dl_find_object on every change of
-	 * object, so a memo never outlives one walk. */
-	if (!w->have_obj || pc < w->obj.map_start || pc >= w->obj.map_end) {
-		int stop = sfb_objcache_find(pc, &w->obj);
-		w->have_obj = stop == 0;
-		if (stop)
-			return stop;
+	const struct sfb_object *o = &w->obj[w->last];
+	if (w->nobj && pc - o->map_start < o->map_end - o->map_start) {
+		*out = o;
+		return 0;
 	}
-	*out = &w->obj;
+	for (unsigned i = 0; i < w->nobj; i++) {
+		o = &w->obj[i];
+		if (pc - o->map_start < o->map_end - o->map_start) {
+			w->last = i;
+			*out = o;
+			return 0;
+		}
+	}
+	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj++ : w->next_obj++ % WALK_OBJECTS;
+	int stop = sfb_objcache_find(pc, &w->obj[i]);
+	if (stop) {
+		w->obj[i].map_start = w->obj[i].map_end = 0; /* matches no PC */
+		return stop;
+	}
+	w->last = i;
+	*out = &w->obj[i];
 	return 0;
 }
 
@@ -219,43 +237,75 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 	return 0;
 }
 
-/* The fast path for a return address whose row is memoised: the same
- * computation and checks as step_row() for a row of that shape, and any
- * doubt (an unknown address, an implausible CFA, a slot outside the known
- * stack) declines, leaving the frame to the general path, which redoes it
- * from scratch and gives the stop reason. */
-SFB_NO_ASAN static inline bool fast_step(struct walker *w, const struct sfb_regs *r,
-					struct step *next)
+/* The fast path: consecutive return addresses whose rows are memoised
+ * (rowmemo.h).  For each, the same computation and checks as step_row()
+ * for a row of that shape, with the walk's state in registers; any doubt
+ * (an unknown address, an implausible CFA, a slot outside the thread's
+ * stack) ends the run, leaving that frame to the general path, which
+ * redoes it from scratch and gives the stop reason.  Returns the new frame
+ * count; *outermost when a return address of 0 ended the walk. */
+SFB_NO_ASAN static int fast_frames(struct walker *w, struct sfb_regs *r,
+				   struct sframe_bt_frame *frames, void **pcs, int n,
+				   int size, uint8_t *source, bool *outermost)
 {
-	const struct sfb_object *o;
-	uintptr_t key = r->pc - 1;
-	struct sfb_simple_row row;
-	if (find_object(w, key, &o) || !sfb_memo_get(key, o->epoch, &row))
-		return false;
-	uintptr_t sp = r->sp, fp = r->fp;
-	uintptr_t cfa = (row.cfa_on_fp ? fp : sp) + (uintptr_t)(intptr_t)row.cfa_off;
-	uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)row.ra_off;
-	if (cfa <= sp || cfa - sp > MAX_FRAME_SIZE || cfa % SFB_CFA_ALIGN || ra_at < sp ||
-	    !sfb_mem_in_first_window(&w->mem, ra_at, 8) || ra_at % 8)
-		return false;
-	uintptr_t ra = *(const volatile uintptr_t *)ra_at;
-	if (row.fp_off) {
-		uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)row.fp_off;
-		if (fp_at >= sp && fp_at < cfa) {
-			if (!sfb_mem_in_first_window(&w->mem, fp_at, 8) || fp_at % 8)
-				return false;
-			fp = *(const volatile uintptr_t *)fp_at;
+	if (!w->mem.nwin)
+		return n;
+	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
+	const uintptr_t win_lo = w->mem.win[0].lo, win_span = w->mem.win[0].hi - win_lo - 8;
+	uint8_t src = *source;
+	int first = n;
+	while (n < size) {
+		const struct sfb_object *o;
+		struct sfb_simple_row row;
+		uintptr_t key = pc - 1;
+		if (find_object(w, key, &o) || !sfb_memo_get(key, o->epoch, &row))
+			break;
+		uintptr_t cfa = (row.cfa_on_fp ? fp : sp) + (uintptr_t)(intptr_t)row.cfa_off;
+		uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)row.ra_off;
+		/* Memoised offsets are multiples of 8 and negative, so an
+		 * aligned CFA makes aligned slots below it. */
+		if (cfa <= sp || cfa - sp > MAX_FRAME_SIZE || cfa % SFB_CFA_ALIGN ||
+		    ra_at < sp || ra_at - win_lo > win_span)
+			break;
+		uintptr_t new_fp = fp;
+		if (row.fp_off) {
+			uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)row.fp_off;
+			if (fp_at >= sp) {
+				if (fp_at - win_lo > win_span)
+					break;
+				new_fp = *(const volatile uintptr_t *)fp_at;
+			}
+		}
+		if (frames)
+			frames[n] = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src };
+		else
+			pcs[n] = (void *)pc;
+		n++;
+		src = SFRAME_BT_FROM_SFRAME;
+		pc = *(const volatile uintptr_t *)ra_at;
+		sp = SFB_SP_FROM_CFA(cfa);
+		fp = new_fp;
+		if (pc == 0) {
+			*outermost = true;
+			break;
 		}
 	}
-	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
-	return true;
+	if (n > first) {
+		r->pc = pc;
+		r->sp = sp;
+		r->fp = fp;
+		r->have_all = false;
+		r->have_ra = false;
+		*source = src;
+	}
+	return n;
 }
 
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
 {
 	struct walker w;
-	w.have_obj = false;
+	w.nobj = w.last = w.next_obj = 0;
 	w.flags = flags;
 	sfb_mem_init(&w.mem, 0, 0);
 	memset(st, 0, sizeof *st);
@@ -271,23 +321,25 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		return 0;
 	}
 	for (;;) {
-		if (!exact && n < size && fast_step(&w, regs, &next)) {
-			put(frames, pcs, n, (struct sframe_bt_frame){
-				.pc = regs->pc, .cfa = next.cfa, .source = source });
-			n++;
-			st->frames_sframe++;
-			source = SFRAME_BT_FROM_SFRAME;
-			topmost = false;
-			if (next.pc == 0) {
-				st->stop = SFRAME_BT_STOP_OUTERMOST;
-				break;
+		if (n == size) {
+			/* Another frame exists (the step gave a non-zero PC); it
+			 * is not looked at. */
+			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
+			break;
+		}
+		if (!exact) {
+			bool outermost = false;
+			int m = fast_frames(&w, regs, frames, pcs, n, size, &source, &outermost);
+			if (m > n) {
+				st->frames_sframe += m - n;
+				n = m;
+				topmost = false;
+				if (outermost) {
+					st->stop = SFRAME_BT_STOP_OUTERMOST;
+					break;
+				}
+				continue;
 			}
-			regs->pc = next.pc;
-			regs->sp = next.sp;
-			regs->fp = next.fp;
-			regs->have_all = false;
-			regs->have_ra = false;
-			continue;
 		}
 		/* Return addresses point after the call; look up the call. */
 		uintptr_t lookup = exact ? regs->pc : regs->pc - 1;
@@ -296,7 +348,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		if (stop) {
 			/* An exact PC is a frame even outside any object (JIT
 			 * code); an unverifiable return address is not. */
-			if (exact && n < size)
+			if (exact)
 				put(frames, pcs, n++, (struct sframe_bt_frame){
 					.pc = regs->pc, .source = source, .exact = 1 });
 			st->stop = stop;
@@ -312,10 +364,6 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		/* A V3 FDE marked 'S' is applied like any other row but, as in
 		 * DWARF, the PC it unwinds to was interrupted, not called. */
 		bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
-		if (n == size) {
-			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
-			break;
-		}
 		put(frames, pcs, n, (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
 							      .exact = exact });
 		n++;

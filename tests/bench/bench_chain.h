@@ -1,0 +1,45 @@
+/* bench_chain.h - the call chain the benchmark walks (bench_chain.c), built
+ * once per unwind-info flavour from the same source:
+ *
+ *   libbench-fp.so  -fno-omit-frame-pointer, host binutils (also SFrame V1):
+ *                   the frame-pointer baseline
+ *   libbench-v1.so  -fomit-frame-pointer, host binutils 2.40  -> SFrame V1
+ *   libbench-v2.so  -fomit-frame-pointer, binutils 2.44        -> SFrame V2
+ *   libbench-v3.so  -fomit-frame-pointer, binutils 2.47        -> SFrame V3
+ *
+ * The driver (sfbench.c) dlopen()s them side by side (RTLD_LOCAL). */
+#ifndef SFB_BENCH_CHAIN_H
+#define SFB_BENCH_CHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int (*bench_cb)(void *arg);
+
+#define BENCH_MAX_DEPTH 160
+
+/* Calls bench_chain_entry -> recurse(depth) -> ... -> recurse(1) -> cb(arg).
+ * Each recurse(k) has a frame of its own (a callee-saved register and
+ * locals: CFA = sp + 64 in its body, several unwind rows) and stores its
+ * own return address in bench_chain_ra[k], so that the caller can check a
+ * backtrace against ground truth: seen from inside cb, frame i (i >= 2) is
+ * bench_chain_ra[i - 1] (frame 1 is cb's own return address, frame 0 the
+ * return address inside cb).  depth is clamped to [1, BENCH_MAX_DEPTH]. */
+int bench_chain_entry(int depth, bench_cb cb, void *arg);
+
+/* What bench_chain_work() does: hash words[0..nwords) (stride 8 words: one
+ * load per cache line) until *stop becomes non-zero. */
+struct bench_work {
+	const uint64_t *words;
+	size_t nwords;
+	volatile int *stop;
+	uint64_t hash;  /* result, so the loop is not dead */
+	void **ra_out;  /* the work function stores its return address here */
+};
+
+/* A bench_cb (arg: struct bench_work *): the leaf of the chain for the
+ * signal-handler benchmark, so that samples land in code of the build
+ * under test. */
+int bench_chain_work(void *arg);
+
+#endif

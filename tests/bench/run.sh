@@ -1,0 +1,298 @@
+#!/bin/sh
+# run.sh BUILD_DIR - the body of `make bench` (rules: tests/bench.mk.inc).
+#
+# Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so,
+# objs/libbobj000..099.so}.  This script:
+#   1. builds libbench-v2.so / libbench-v3.so with binutils 2.44 / 2.47,
+#      fetched privately by tests/fixtures/toolchains.sh (network, once;
+#      skipped with "V2/V3 skipped: toolchain unavailable" if that fails);
+#   2. runs sfbench time, async and firstcall (timings);
+#   3. counts syscalls per backtrace with strace -f -c (two runs with
+#      different iteration counts, the difference divided by the extra
+#      iterations);
+#   4. counts instructions with valgrind --tool=callgrind (one dump per
+#      method, build and depth; the empty-call batch is subtracted) and
+#      keeps a per-function profile of sframebt;
+#   5. profiles sframebt with perf record, when perf works;
+#   6. writes BUILD_DIR/bench-results.md and prints it.
+# Environment (from make): CC, BENCH_SOFLAGS, BENCH_CFLAGS.
+# Optional: SFB_TC (toolchain cache), SFB_BENCH_NO_FETCH=1 (never download).
+set -u
+B=${1:-build}
+D=$B/bench
+OUT=$B/bench-results.md
+CC=${CC:-cc}
+BENCH_SOFLAGS=${BENCH_SOFLAGS:?run through make bench}
+SFB_TC=${SFB_TC:-${SFRAME_TOOLCHAINS:-$HOME/.cache/sframebt-toolchains}}
+export SFB_TC
+BIN=$D/sfbench
+SRC=tests/bench/bench_chain.c
+start=$(date +%s)
+log() { printf '[bench %ss] %s\n' "$(($(date +%s) - start))" "$*" >&2; }
+
+# ---- 1. V2 / V3 chain builds ---------------------------------------------
+suite_of() { case $1 in 2) echo trixie ;; 3) echo sid ;; esac; }
+have_tc() { [ -x "$SFB_TC/bin/x86_64-$(suite_of "$1")/as" ] && [ -x "$SFB_TC/bin/x86_64-$(suite_of "$1")/ld" ]; }
+if ! { have_tc 2 && have_tc 3; } && [ -z "${SFB_BENCH_NO_FETCH:-}" ] &&
+	[ -f tests/fixtures/toolchains.sh ] && command -v bash >/dev/null 2>&1; then
+	log "fetching binutils 2.44 / 2.47 (tests/fixtures/toolchains.sh, log: $D/toolchains.log)"
+	timeout 600 bash tests/fixtures/toolchains.sh x86_64-v2 x86_64-v3 >"$D/toolchains.log" 2>&1 ||
+		log "toolchains.sh failed (see $D/toolchains.log)"
+fi
+skipped=
+for v in 2 3; do
+	so=$D/libbench-v$v.so
+	if have_tc $v; then
+		# Always rebuilt (two compiles): as and ld must both come from
+		# the suite, hence -B with the trailing slash.
+		# shellcheck disable=SC2086
+		$CC $BENCH_SOFLAGS -fomit-frame-pointer -B"$SFB_TC/bin/x86_64-$(suite_of $v)/" \
+			"$SRC" -o "$so" || { rm -f "$so"; skipped="$skipped V$v"; }
+	else
+		rm -f "$so"
+		skipped="$skipped V$v"
+	fi
+done
+[ -n "$skipped" ] && echo "V2/V3 skipped: toolchain unavailable (${skipped# })"
+
+# ---- 2. Timings ------------------------------------------------------------
+log "warm backtraces (sfbench time)"
+"$BIN" time >"$D/time.md" 2>"$D/time.err" || echo "**sfbench time failed** (exit $?): $(cat "$D/time.err")" >>"$D/time.md"
+log "SIGPROF samples (sfbench async)"
+"$BIN" async >"$D/async.md" 2>"$D/async.err" || echo "**sfbench async failed** (exit $?): $(cat "$D/async.err")" >>"$D/async.md"
+log "first calls (sfbench firstcall)"
+"$BIN" firstcall >"$D/firstcall.md" 2>"$D/firstcall.err" || echo "**sfbench firstcall failed** (exit $?): $(cat "$D/firstcall.err")" >>"$D/firstcall.md"
+# Cross-check of the table size from the object file itself, and the whole
+# library's static data.
+tsz=$(nm -S "$B/obj/objcache.o" 2>/dev/null | awk '$3 ~ /^[bBdD]$/ && $4 == "table" { print $2 }')
+bss=$(size -t "$B/libsframebt.a" 2>/dev/null | awk '/TOTALS/ { print $3 " bytes .bss, " $2 " bytes .data" }')
+{
+	[ -n "$tsz" ] && echo "Cross-check: \`nm -S $B/obj/objcache.o\` gives the table $((0x$tsz)) bytes."
+	[ -n "$bss" ] && echo "The whole library: $bss (\`size -t $B/libsframebt.a\`), no heap."
+	echo
+} >>"$D/firstcall.md"
+
+# ---- 3. Syscalls per backtrace ----------------------------------------------
+sc=$D/syscalls.md
+# strace_pair LABEL BUILD N1 N2 EXCLUDE SFBENCH-ARGS... (the last argument
+# of the sfbench command line is the iteration count, appended here):
+# appends a table row with (calls(N2) - calls(N1)) / (N2 - N1), not
+# counting the syscall named EXCLUDE; fails if that is not 0.
+strace_pair() {
+	label=$1 pb=$2 n1=$3 n2=$4 excl=$5
+	shift 5
+	tag=$(echo "$*" | tr ' ' '-')
+	for n in $n1 $n2; do
+		$norand strace -f -c -U calls,name -o "$D/strace-$tag-$n.txt" "$BIN" "$@" "$n" \
+			>/dev/null 2>"$D/strace-$tag-$n.err" || {
+			echo "| $label | $pb | run failed | $(head -c 200 "$D/strace-$tag-$n.err") |" >>"$sc"
+			return 1
+		}
+	done
+	awk -v n1="$n1" -v n2="$n2" -v label="$label" -v b="$pb" -v excl="$excl" '
+		FNR == 1 { f++ }
+		$NF ~ /^[a-z_0-9]+$/ && $1 ~ /^[0-9]+$/ { c[f, $NF] = $1; names[$NF] = 1 }
+		END {
+			d = n2 - n1
+			tot = (c[2, "total"] - c[1, "total"] - (c[2, excl] - c[1, excl])) / d
+			which = ""
+			for (k in names)
+				if (k != "total" && k != excl && c[2, k] - c[1, k] != 0)
+					which = which sprintf("%s%s %.3g", which == "" ? "" : ", ", k, (c[2, k] - c[1, k]) / d)
+			printf "| %s | %s | %.3g | %s |\n", label, b, tot, which == "" ? "-" : which
+			if (tot != 0) exit 1
+		}' "$D/strace-$tag-$n1.txt" "$D/strace-$tag-$n2.txt" >>"$sc"
+}
+if command -v strace >/dev/null 2>&1; then
+	log "syscalls per backtrace (strace -f -c)"
+	# Without address randomisation both runs lay out the stack the same
+	# way, so their warm-ups make the same probes and the difference is
+	# exactly what the extra backtraces did.
+	norand=
+	setarch "$(uname -m)" -R true 2>/dev/null && norand="setarch $(uname -m) -R"
+	{
+		echo "### System calls per warm backtrace"
+		echo
+		echo "\`strace -f -c\` (${norand:-with ASLR}) of \`sfbench syscalls METHOD BUILD 32 N\` (warm-up, then N"
+		echo "depth-32 backtraces) for N = 1000 and 11000, and of \`sfbench async-only METHOD BUILD N\` (100"
+		echo "warm-up SIGPROF samples, then N samples, depth 32) for N = 1000 and 3000: the difference of the"
+		echo "totals divided by the extra backtraces (in the handler rows, without the one rt_sigreturn"
+		echo "every signal costs)."
+		echo
+		echo "| method | build | syscalls/bt | which |"
+		echo "|---|---|---:|---|"
+	} >"$sc"
+	sfb_zero=yes
+	sfb_rows=0
+	for mb in fp:fp sframebt:fp sframebt:v1 sframebt:v2 sframebt:v3 unw:v1 glibc:v1; do
+		m=${mb%:*}
+		b=${mb#*:}
+		[ -e "$D/libbench-$b.so" ] || continue
+		if strace_pair "$m" "$b" 1000 11000 none syscalls "$m" "$b" 32; then :; else
+			[ "$m" = sframebt ] && sfb_zero=no
+		fi
+		[ "$m" = sframebt ] && sfb_rows=$((sfb_rows + 1))
+	done
+	for m in sframebt unw; do
+		if strace_pair "$m (SIGPROF handler)" v1 1000 3000 rt_sigreturn async-only "$m" v1; then :; else
+			[ "$m" = sframebt ] && sfb_zero=no
+		fi
+	done
+	echo >>"$sc"
+	if [ $sfb_zero = yes ] && [ $sfb_rows -gt 0 ]; then
+		echo "TARGET: PASS: zero syscalls per sframebt backtrace after warm-up (strace -f -c; every build, and in the SIGPROF handler)" >>"$sc"
+	else
+		echo "TARGET: FAIL: zero syscalls per sframebt backtrace after warm-up (see the syscall table)" >>"$sc"
+	fi
+else
+	printf '### System calls per warm backtrace\n\nstrace not available: not measured.\n\nTARGET: SKIP: zero syscalls per backtrace (strace missing)\n' >"$sc"
+fi
+
+# ---- 4. Callgrind -------------------------------------------------------------
+cg=$D/callgrind.md
+prof=$D/profile-callgrind.txt
+# sfbench issues callgrind client requests when <valgrind/callgrind.h> was
+# there to compile them in.
+if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h ]; then
+	log "instruction counts (valgrind --tool=callgrind)"
+	rm -rf "$D/cg"
+	mkdir -p "$D/cg"
+	if valgrind --tool=callgrind --collect-atstart=no --dump-instr=yes \
+		--callgrind-out-file="$D/cg/cg.out" "$BIN" callgrind >"$D/cg/log" 2>&1; then
+		# One line per dump, in dump order: METHOD BUILD DEPTH ITERS IR FILE
+		for f in "$D"/cg/cg.out.*; do
+			awk '/^part:/ { p = $2 }
+			     /^desc: Trigger: Client Request: sfb:/ { sub(/.*Request: sfb:/, ""); n = $0 }
+			     /^summary:/ { s = $2 }
+			     END { if (n != "") { gsub(/:/, " ", n); print p, n, s, FILENAME } }' "$f"
+		done | sort -n | cut -d' ' -f2- >"$D/cg/summary.txt"
+		{
+			echo "### Instructions per backtrace (callgrind)"
+			echo
+			echo "\`valgrind --tool=callgrind\`, collection switched on only around each batch (500 backtraces;"
+			echo "100 for libunwind and glibc), minus an empty call in the same loop. Ir = instructions executed"
+			echo "in user space (syscalls' kernel work is not counted)."
+			echo
+			echo "| method | build | d=8 Ir/bt | Ir/frame | d=32 Ir/bt | Ir/frame | d=128 Ir/bt | Ir/frame |"
+			echo "|---|---|---:|---:|---:|---:|---:|---:|"
+			awk '
+				{ m = $1; b = $2; d = $3; it = $4; ir = $5
+				  per[m, b, d] = ir / it
+				  if (!((m, b) in seen)) { seen[m, b] = 1; order[++n] = m SUBSEP b } }
+				END {
+					name["fp"] = "frame-pointer walk"; name["sframebt"] = "sframebt"
+					name["unw"] = "libunwind unw_backtrace"; name["glibc"] = "glibc backtrace()"
+					for (i = 1; i <= n; i++) {
+						split(order[i], mb, SUBSEP)
+						if (mb[1] == "empty") continue
+						line = "| " name[mb[1]] " | " mb[2] " |"
+						split("8 32 128", ds, " ")
+						for (j = 1; j <= 3; j++) {
+							v = per[mb[1], mb[2], ds[j]] - per["empty", "fp", ds[j]]
+							line = line sprintf(" %.0f | %.1f |", v, v / ds[j])
+						}
+						print line
+					}
+				}' "$D/cg/summary.txt"
+			echo
+		} >"$cg"
+		# Per-function profile of sframebt at depth 32 (the newest SFrame
+		# version built).
+		pb=v1
+		[ -e "$D/libbench-v2.so" ] && pb=v2
+		[ -e "$D/libbench-v3.so" ] && pb=v3
+		pf=$(awk -v b=$pb '$1 == "sframebt" && $2 == b && $3 == 32 { print $6 }' "$D/cg/summary.txt")
+		pit=$(awk -v b=$pb '$1 == "sframebt" && $2 == b && $3 == 32 { print $4 }' "$D/cg/summary.txt")
+		if [ -n "$pf" ]; then
+			callgrind_annotate --threshold=100 --auto=no "$pf" >"$prof" 2>&1
+			callgrind_annotate --threshold=100 --auto=yes --context=2 "$pf" >"$D/profile-callgrind-source.txt" 2>&1
+			{
+				echo "Where sframebt's instructions go ($pb build, depth 32; self cost per frame,"
+				echo "functions as compiled: static helpers are often inlined into their callers; the full"
+				echo "listing with per-line counts is in \`$D/profile-callgrind-source.txt\`):"
+				echo
+				echo "| function (file where the code is) | Ir/frame | share |"
+				echo "|---|---:|---:|"
+				awk -v it="$pit" '
+					/^-+$/ { sep++; next }
+					sep == 6 && match($0, /^ *[0-9,]+ \( *[0-9.]+%\)/) {
+						ir = $1; gsub(/,/, "", ir)
+						pct = substr($0, 1, RLENGTH); sub(/^.*\( */, "", pct); sub(/%\)$/, "", pct)
+						if (pct + 0 >= 99.9) next
+						fn = substr($0, RLENGTH + 1); sub(/^ +/, "", fn)
+						sub(/ \[.*\]$/, "", fn); sub(/^.*\/(src|tests|elf|csu)\//, "", fn)
+						if (++k <= 14) printf "| %s | %.1f | %s%% |\n", fn, ir / it / 32, pct
+					}' "$prof"
+				echo
+			} >>"$cg"
+		fi
+	else
+		printf '### Instructions per backtrace (callgrind)\n\nvalgrind run failed: see %s\n\n' "$D/cg/log" >"$cg"
+	fi
+else
+	printf '### Instructions per backtrace (callgrind)\n\nvalgrind or <valgrind/callgrind.h> missing: not measured.\n\n' >"$cg"
+fi
+
+# ---- 5. perf -------------------------------------------------------------------
+pm=$D/perf.md
+: >"$pm"
+if command -v perf >/dev/null 2>&1; then
+	pb=v1
+	[ -e "$D/libbench-v3.so" ] && pb=v3
+	if perf record -q -e cpu-clock -F 20000 -o "$D/perf.data" "$BIN" spin sframebt $pb 32 2 \
+		>/dev/null 2>"$D/perf.err"; then
+		log "perf profile of sframebt ($pb, depth 32)"
+		perf report -i "$D/perf.data" --stdio --no-children --sort symbol 2>/dev/null |
+			grep -v '^#' | grep -v '^$' >"$D/profile-perf.txt"
+		for s in sfb_lookup sfb_walk parse_fre sfb_find_fde; do
+			perf annotate -i "$D/perf.data" --stdio -s "$s" 2>/dev/null
+		done >"$D/profile-perf-annotate.txt"
+		{
+			echo "perf record -e cpu-clock (sframebt, $pb, depth 32, 2 s; the VM has no hardware counters),"
+			echo "self time by symbol (\`$D/profile-perf.txt\`, annotated: \`$D/profile-perf-annotate.txt\`):"
+			echo
+			echo "| symbol | share |"
+			echo "|---|---:|"
+			awk 'NF >= 3 && $1 ~ /%$/ && ++k <= 10 { printf "| %s | %s |\n", $3, $1 }' "$D/profile-perf.txt"
+			echo
+		} >"$pm"
+	fi
+fi
+
+# ---- 6. Results file ------------------------------------------------------------
+log "writing $OUT"
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null || ldd --version 2>/dev/null | head -1)
+ccv=$($CC --version 2>/dev/null | head -1)
+asv() { "$1" --version 2>/dev/null | head -1 | sed 's/.* //'; }
+bu="host $(asv as) (V1)"
+have_tc 2 && bu="$bu, $(asv "$SFB_TC/bin/x86_64-trixie/as") (V2)"
+have_tc 3 && bu="$bu, $(asv "$SFB_TC/bin/x86_64-sid/as") (V3)"
+pkgv() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo '?'; }
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
+[ -n "$(git status --porcelain -- src backtrace.h 2>/dev/null)" ] && rev="$rev + uncommitted changes in src/"
+{
+	echo "## Benchmark results"
+	echo
+	echo "Written by \`make bench\` ($(date -u '+%Y-%m-%d %H:%M UTC'), $(($(date +%s) - start)) s)."
+	echo
+	echo "- sframebt: $rev"
+	echo "- CPU: $cpu, $ncpu CPUs online"
+	echo "- Kernel: $(uname -sr); $glibc"
+	echo "- Compiler: $ccv; library CFLAGS \`${BENCH_CFLAGS:-?}\` (built with -fno-omit-frame-pointer)"
+	echo "- Binutils: $bu"
+	echo "- libunwind $(pkgv libunwind-dev), valgrind $(pkgv valgrind), strace $(pkgv strace)"
+	[ -n "$skipped" ] && echo "- **V2/V3 skipped: toolchain unavailable** (${skipped# })"
+	echo
+	echo "### Targets"
+	echo
+	cat "$D/time.md" "$D/async.md" "$D/firstcall.md" "$sc" |
+		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p'
+	echo
+	for f in "$D/time.md" "$D/async.md" "$D/firstcall.md" "$sc" "$cg" "$pm"; do
+		grep -v '^TARGET: ' "$f"
+	done
+} >"$OUT"
+cat "$OUT"
+log "done: $OUT"

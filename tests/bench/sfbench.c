@@ -1,0 +1,1364 @@
+/* sfbench.c - the benchmark driver behind `make bench` (tests/bench/run.sh
+ * runs its modes and assembles build/bench-results.md).
+ *
+ * Modes (all print Markdown; lines starting "TARGET: " are PASS/FAIL lines
+ * that run.sh gathers):
+ *   time                 warm backtraces in normal context, every method,
+ *                        depths 8/32/128, medians of interleaved rounds
+ *   async                SIGPROF samples: time spent in the handler
+ *   async-only M B N     N SIGPROF samples of one method (for strace -c)
+ *   firstcall            first backtrace in fresh processes with 1/10/100
+ *                        objects loaded (spawns "firstcall-child K METHOD")
+ *   callgrind            fixed batches under valgrind --tool=callgrind,
+ *                        one dump per (method, build, depth)
+ *   syscalls M B D N     warm up, then N backtraces (for strace -c)
+ *   spin M B D SECONDS   backtraces in a loop (for perf record)
+ * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3.
+ *
+ * The chain libraries libbench-{fp,v1,v2,v3}.so and objs/libbobjNNN.so are
+ * looked for next to this executable.  Built with frame pointers (so the
+ * frame-pointer walk can cross timed_cb) and with -Wa,--gsframe.
+ *
+ * How every method is made to do the same work: the backtrace is taken
+ * from one indirect call site in timed_cb(), at the leaf of a chain of
+ * `depth` recursive frames, with a buffer of exactly `depth` entries.  So
+ * every method must return exactly `depth` frames, all inside the chain,
+ * and each frame is checked against ground truth (the chain records its
+ * own return addresses; frame 0 must equal the frame-pointer walk's). */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <libgen.h>
+#include <libunwind.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef HAVE_CALLGRIND
+#define HAVE_CALLGRIND 0
+#define CALLGRIND_TOGGLE_COLLECT
+#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#include "backtrace.h"
+#include "objcache.h"
+#include "bench_chain.h"
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME 0x6474e554
+#endif
+
+#define NOINLINE __attribute__((noinline, noclone, noipa))
+
+/* ---- Allocation counter (interposes glibc's malloc family) ------------ */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+static _Atomic unsigned long n_allocs;
+
+static inline void count_alloc(void)
+{
+	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+}
+static inline unsigned long allocs_now(void)
+{
+	return atomic_load_explicit(&n_allocs, memory_order_relaxed);
+}
+
+void *malloc(size_t n)
+{
+	count_alloc();
+	return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+	count_alloc();
+	return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+	count_alloc();
+	return __libc_realloc(p, n);
+}
+void *memalign(size_t al, size_t n)
+{
+	count_alloc();
+	return __libc_memalign(al, n);
+}
+void *aligned_alloc(size_t al, size_t n)
+{
+	count_alloc();
+	return __libc_memalign(al, n);
+}
+int posix_memalign(void **out, size_t al, size_t n)
+{
+	count_alloc();
+	void *p = __libc_memalign(al, n);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+/* ---- Clocks ----------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of this thread: a batch that was preempted is not charged for
+ * the time it waited (this 2-CPU machine is often shared with builds). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void loadavg(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	out[0] = 0;
+	if (f) {
+		if (fgets(out, (int)len, f))
+			out[strcspn(out, " ")] = 0; /* the 1-minute figure */
+		fclose(f);
+	}
+}
+
+static inline uint64_t tsc_begin(void)
+{
+	_mm_lfence();
+	uint64_t t = __rdtsc();
+	_mm_lfence();
+	return t;
+}
+
+static inline uint64_t tsc_end(void)
+{
+	unsigned aux;
+	uint64_t t = __rdtscp(&aux);
+	_mm_lfence();
+	return t;
+}
+
+static double ns_per_tick;
+
+static void calibrate_tsc(void)
+{
+	uint64_t n0 = now_ns(), c0 = tsc_begin(), n1;
+	do
+		n1 = now_ns();
+	while (n1 - n0 < 50000000u);
+	uint64_t c1 = tsc_end();
+	ns_per_tick = (double)(n1 - n0) / (double)(c1 - c0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts v in place; the q-quantile (nearest rank). */
+static double quantile(double *v, size_t n, double q)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_double);
+	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}
+
+static double median(double *v, size_t n)
+{
+	return quantile(v, n, 0.5);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "sfbench: %s\n", what);
+	exit(2);
+}
+
+/* ---- Methods ---------------------------------------------------------- */
+
+typedef int (*bt_fn)(void **, int);
+
+/* The hand-written frame-pointer walk: what a profiler does with
+ * -fno-omit-frame-pointer code.  Checks only what such walkers check (the
+ * chain goes up, stays aligned, frames are not absurdly large). */
+static NOINLINE int fp_backtrace(void **buf, int size)
+{
+	const uintptr_t *fp = __builtin_frame_address(0);
+	int n = 0;
+	while (n < size) {
+		uintptr_t ra = fp[1];
+		const uintptr_t *next = (const uintptr_t *)fp[0];
+		if (!ra)
+			break;
+		buf[n++] = (void *)ra;
+		if (next <= fp || ((uintptr_t)next & 7) ||
+		    (uintptr_t)next - (uintptr_t)fp > (1u << 24))
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+static NOINLINE int empty_backtrace(void **buf, int size)
+{
+	(void)buf;
+	return size;
+}
+
+enum { MK_FP, MK_SFB, MK_UNW, MK_GLIBC, MK_EMPTY, MK_COUNT };
+static const char *const mk_name[MK_COUNT] = {
+	"frame-pointer walk", "sframebt", "libunwind unw_backtrace", "glibc backtrace()",
+	"empty call (loop overhead)",
+};
+static const char *const mk_key[MK_COUNT] = { "fp", "sframebt", "unw", "glibc", "empty" };
+/* glibc's backtrace() is looked up in libc.so.6 itself: libunwind.so
+ * exports a weak `backtrace` (an alias of unw_backtrace) that would win the
+ * link-time binding. */
+static bt_fn mk_fn[MK_COUNT] = { fp_backtrace, sframe_backtrace, unw_backtrace, NULL,
+				 empty_backtrace };
+
+static void die(const char *what);
+
+static void resolve_glibc_backtrace(void)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, "backtrace") : NULL;
+	Dl_info di;
+	if (!f || !dladdr(f, &di) || !di.dli_fname || !strstr(di.dli_fname, "libc.so"))
+		die("cannot find glibc's own backtrace()");
+	mk_fn[MK_GLIBC] = (bt_fn)f;
+}
+
+static int mk_parse(const char *s)
+{
+	for (int i = 0; i < MK_COUNT; i++)
+		if (!strcmp(s, mk_key[i]))
+			return i;
+	die("unknown method (fp|sframebt|unw|glibc|empty)");
+	return -1;
+}
+
+/* ---- Chain builds ----------------------------------------------------- */
+
+struct build {
+	const char *key, *label;
+	bool ok;
+	void *h;
+	int (*entry)(int, bench_cb, void *);
+	bench_cb work;
+	void **ra;
+	uintptr_t work_lo, work_hi;
+	int sframe_version;
+	int frame_pointer; /* built with -fno-omit-frame-pointer */
+};
+
+enum { B_FP, B_V1, B_V2, B_V3, B_COUNT };
+static struct build builds[B_COUNT] = {
+	{ .key = "fp", .label = "FP build (-fno-omit-frame-pointer)", .frame_pointer = 1 },
+	{ .key = "v1", .label = "SFrame V1 (binutils 2.40)" },
+	{ .key = "v2", .label = "SFrame V2 (binutils 2.44)" },
+	{ .key = "v3", .label = "SFrame V3 (binutils 2.47)" },
+};
+
+static char exe_dir[PATH_MAX];
+
+static void find_exe_dir(void)
+{
+	char p[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
+	if (n <= 0)
+		die("readlink /proc/self/exe");
+	p[n] = 0;
+	snprintf(exe_dir, sizeof exe_dir, "%s", dirname(p));
+}
+
+static int b_parse(const char *s)
+{
+	for (int i = 0; i < B_COUNT; i++)
+		if (!strcmp(s, builds[i].key))
+			return i;
+	die("unknown build (fp|v1|v2|v3)");
+	return -1;
+}
+
+struct ver_query {
+	const char *path;
+	int version;
+};
+
+static int ver_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct ver_query *q = arg;
+	(void)size;
+	if (!info->dlpi_name || strcmp(info->dlpi_name, q->path))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_SFRAME) {
+			const uint8_t *s = (const uint8_t *)(info->dlpi_addr +
+							     info->dlpi_phdr[i].p_vaddr);
+			q->version = s[2];
+		}
+	return 1;
+}
+
+static void load_builds(void)
+{
+	for (int i = 0; i < B_COUNT; i++) {
+		struct build *b = &builds[i];
+		char path[PATH_MAX + 32];
+		snprintf(path, sizeof path, "%s/libbench-%s.so", exe_dir, b->key);
+		if (access(path, R_OK))
+			continue;
+		b->h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!b->h) {
+			fprintf(stderr, "sfbench: %s\n", dlerror());
+			continue;
+		}
+		b->entry = (int (*)(int, bench_cb, void *))dlsym(b->h, "bench_chain_entry");
+		b->work = (bench_cb)dlsym(b->h, "bench_chain_work");
+		b->ra = dlsym(b->h, "bench_chain_ra");
+		Dl_info di;
+		const ElfW(Sym) *sym = NULL;
+		if (!b->entry || !b->work || !b->ra ||
+		    !dladdr1((void *)b->work, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+			die("chain library lacks its symbols");
+		b->work_lo = (uintptr_t)b->work;
+		b->work_hi = b->work_lo + sym->st_size;
+		struct ver_query q = { path, 0 };
+		dl_iterate_phdr(ver_cb, &q);
+		b->sframe_version = q.version;
+		b->ok = true;
+	}
+	if (!builds[B_FP].ok || !builds[B_V1].ok)
+		die("libbench-fp.so / libbench-v1.so missing: run `make bench`");
+}
+
+/* ---- Timed batches in normal context ---------------------------------- */
+
+struct run {
+	bt_fn fn;
+	int size;
+	long iters;
+	void **buf;
+	long sum_n;
+	uint64_t ns, cpu;
+	void *cb_ra;
+	int cg;
+	unsigned long allocs;
+};
+
+static NOINLINE int timed_cb(void *arg)
+{
+	struct run *r = arg;
+	r->cb_ra = __builtin_return_address(0);
+	bt_fn fn = r->fn;
+	void **buf = r->buf;
+	int size = r->size;
+	long iters = r->iters, sum = 0;
+	int cg = r->cg;
+	unsigned long a0 = allocs_now();
+	uint64_t c0 = cpu_ns(), t0 = now_ns();
+	if (cg)
+		CALLGRIND_TOGGLE_COLLECT;
+	for (long i = 0; i < iters; i++)
+		sum += fn(buf, size); /* the one call site of every method */
+	if (cg)
+		CALLGRIND_TOGGLE_COLLECT;
+	uint64_t t1 = now_ns(), c1 = cpu_ns();
+	r->allocs = allocs_now() - a0;
+	r->ns = t1 - t0;
+	r->cpu = c1 - c0;
+	r->sum_n = sum;
+	return (int)(sum & 1);
+}
+
+static void *site0; /* frame 0 of every trace: the return address in timed_cb */
+
+/* Frames seen from inside cb: [0] site0, [1] cb's return address, [k]
+ * bench_chain_ra[k - 1]. */
+static bool trace_ok(const struct build *b, void *cb_ra, void *const *buf, int n,
+		     int depth, char *why, size_t whylen)
+{
+	if (n != depth) {
+		snprintf(why, whylen, "%d frames, expected %d", n, depth);
+		return false;
+	}
+	for (int k = 0; k < n; k++) {
+		void *want = k == 0 ? site0 : k == 1 ? cb_ra : b->ra[k - 1];
+		if (buf[k] != want) {
+			snprintf(why, whylen, "frame %d is %p, expected %p", k, buf[k], want);
+			return false;
+		}
+	}
+	return true;
+}
+
+struct row {
+	int kind, build;
+	double *ns[3];       /* per depth: CPU ns per backtrace, one per round */
+	double *wall[3];     /* the same in wall-clock time */
+	long iters[3];
+	unsigned long allocs, calls;
+	unsigned bad;
+	char why[160];
+};
+
+static const int depths[3] = { 8, 32, 128 };
+#define ROUNDS 21
+#define BATCH_NS 4000000.0 /* one measurement: ~4 ms */
+
+static struct row rows[16];
+static int nrows;
+
+static void add_row(int kind, int build)
+{
+	if (!builds[build].ok)
+		return;
+	struct row *r = &rows[nrows++];
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->build = build;
+	for (int d = 0; d < 3; d++) {
+		r->ns[d] = calloc(ROUNDS, sizeof(double));
+		r->wall[d] = calloc(ROUNDS, sizeof(double));
+	}
+}
+
+/* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
+ * the frame count of every iteration and the PCs of the last. */
+static double batch_wall(struct row *rw, int di, long iters, int cg, double *wall)
+{
+	const struct build *b = &builds[rw->build];
+	int depth = depths[di];
+	void *buf[BENCH_MAX_DEPTH + 8];
+	memset(buf, 0, sizeof buf);
+	struct run r = { .fn = mk_fn[rw->kind], .size = depth, .iters = iters, .buf = buf,
+			 .cg = cg };
+	b->entry(depth, timed_cb, &r);
+	char why[120];
+	if (r.sum_n != iters * depth) {
+		if (!rw->bad++)
+			snprintf(rw->why, sizeof rw->why, "depth %d: %ld frames in %ld calls",
+				 depth, r.sum_n, iters);
+	} else if (rw->kind != MK_EMPTY &&
+		   !trace_ok(b, r.cb_ra, buf, depth, depth, why, sizeof why)) {
+		if (!rw->bad++)
+			snprintf(rw->why, sizeof rw->why, "depth %d: %s", depth, why);
+	}
+	rw->allocs += r.allocs;
+	rw->calls += (unsigned long)iters;
+	if (wall)
+		*wall = (double)r.ns / (double)iters;
+	return (double)r.cpu / (double)iters;
+}
+
+static double batch(struct row *rw, int di, long iters, int cg)
+{
+	return batch_wall(rw, di, iters, cg, NULL);
+}
+
+static long calibrate(struct row *rw, int di)
+{
+	long iters = 1;
+	for (;;) {
+		double el = batch(rw, di, iters, 0) * (double)iters;
+		if (el > 1e6 || iters > (1L << 24)) {
+			long n = (long)(BATCH_NS / (el / (double)iters));
+			return n < 1 ? 1 : n;
+		}
+		iters *= 2;
+	}
+}
+
+/* Establish site0 from the frame-pointer walk of the FP build, and check
+ * the FP walk against the chain's own record of its return addresses. */
+static void find_site0(void)
+{
+	void *buf[40];
+	struct run r = { .fn = fp_backtrace, .size = 32, .iters = 1, .buf = buf };
+	builds[B_FP].entry(32, timed_cb, &r);
+	site0 = buf[0];
+	char why[120];
+	if (!trace_ok(&builds[B_FP], r.cb_ra, buf, (int)r.sum_n, 32, why, sizeof why))
+		fprintf(stderr, "sfbench: frame-pointer walk disagrees with the chain: %s\n",
+			why);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static unsigned rng(unsigned n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (unsigned)(rng_state % n);
+}
+
+static void print_build_line(void)
+{
+	printf("Chain builds (same source, tests/bench/bench_chain.c):");
+	for (int i = 0; i < B_COUNT; i++) {
+		if (builds[i].ok)
+			printf(" %s = %s, .sframe version %d;", builds[i].key, builds[i].label,
+			       builds[i].sframe_version);
+		else
+			printf(" %s = not built;", builds[i].key);
+	}
+	printf("\n\n");
+	if (!builds[B_V2].ok || !builds[B_V3].ok)
+		printf("**V2/V3 skipped: toolchain unavailable** (%s%s%s missing).\n\n",
+		       builds[B_V2].ok ? "" : "V2", !builds[B_V2].ok && !builds[B_V3].ok ? ", " : "",
+		       builds[B_V3].ok ? "" : "V3");
+	for (int i = B_V1; i < B_COUNT; i++)
+		if (builds[i].ok && builds[i].sframe_version != i)
+			printf("**Warning**: build %s carries .sframe version %d, not %d.\n\n",
+			       builds[i].key, builds[i].sframe_version, i);
+}
+
+static double row_median(struct row *r, int di)
+{
+	double tmp[ROUNDS];
+	memcpy(tmp, r->ns[di], sizeof tmp);
+	return median(tmp, ROUNDS);
+}
+
+static double row_wall_median(struct row *r, int di)
+{
+	double tmp[ROUNDS];
+	memcpy(tmp, r->wall[di], sizeof tmp);
+	return median(tmp, ROUNDS);
+}
+
+static struct row *find_row(int kind, int build)
+{
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].kind == kind && rows[i].build == build)
+			return &rows[i];
+	return NULL;
+}
+
+/* PASS/FAIL lines are collected and printed after the tables. */
+static char targets[4096];
+
+static void target(bool pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void target(bool pass, const char *fmt, ...)
+{
+	size_t at = strlen(targets);
+	va_list ap;
+	va_start(ap, fmt);
+	at += (size_t)snprintf(targets + at, sizeof targets - at, "TARGET: %s: ",
+			       pass ? "PASS" : "FAIL");
+	if (at < sizeof targets)
+		at += (size_t)vsnprintf(targets + at, sizeof targets - at, fmt, ap);
+	if (at < sizeof targets - 1)
+		strcat(targets, "\n");
+	va_end(ap);
+}
+
+static void print_targets(void)
+{
+	fputs(targets, stdout);
+	targets[0] = 0;
+}
+
+static int mode_time(void)
+{
+	char load0[32], load1[32];
+	loadavg(load0, sizeof load0);
+	load_builds();
+	find_site0();
+	add_row(MK_FP, B_FP);
+	add_row(MK_SFB, B_FP);
+	for (int b = B_V1; b < B_COUNT; b++) {
+		add_row(MK_SFB, b);
+		add_row(MK_UNW, b);
+		add_row(MK_GLIBC, b);
+	}
+	/* Warm-up: discovery, libgcc_s, libunwind caches, page faults. */
+	for (int i = 0; i < nrows; i++)
+		for (int d = 0; d < 3; d++)
+			batch(&rows[i], d, 50, 0);
+	for (int i = 0; i < nrows; i++)
+		for (int d = 0; d < 3; d++)
+			rows[i].iters[d] = calibrate(&rows[i], d);
+	for (int i = 0; i < nrows; i++) {
+		rows[i].allocs = rows[i].calls = 0;
+		rows[i].bad = 0;
+	}
+	/* Interleaved rounds: every (method, depth) once per round, in a new
+	 * random order each round. */
+	int npairs = nrows * 3;
+	int order[48];
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int k = 0; k < npairs; k++)
+			order[k] = k;
+		for (int k = npairs - 1; k > 0; k--) {
+			int j = (int)rng((unsigned)k + 1), t = order[k];
+			order[k] = order[j];
+			order[j] = t;
+		}
+		for (int k = 0; k < npairs; k++) {
+			struct row *rw = &rows[order[k] / 3];
+			int d = order[k] % 3;
+			rw->ns[d][round] = batch_wall(rw, d, rw->iters[d], 0, &rw->wall[d][round]);
+		}
+	}
+
+	loadavg(load1, sizeof load1);
+	printf("### Warm backtraces, normal context\n\n");
+	print_build_line();
+	printf("Median of %d interleaved rounds (each round runs every method and depth once, "
+	       "in a new random order, ~%.0f ms per batch); the thread's CPU time per backtrace "
+	       "and per frame (the last column is wall-clock time; load average %s at the "
+	       "start, %s at the end). A backtrace is taken at the leaf of a chain of "
+	       "`depth` recursive frames with a `depth`-entry buffer: every call must return "
+	       "exactly `depth` frames, and the PCs must equal the chain's recorded return "
+	       "addresses (which the frame-pointer walk reproduces).\n\n",
+	       ROUNDS, BATCH_NS / 1e6, load0, load1);
+	printf("| method | build | d=8 ns/bt | ns/frame | d=32 ns/bt | ns/frame | d=128 ns/bt | "
+	       "ns/frame | allocs/bt | frames checked | d=32 wall ns/bt |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+	for (int i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+		printf("| %s | %s |", mk_name[r->kind], builds[r->build].key);
+		for (int d = 0; d < 3; d++) {
+			double m = row_median(r, d);
+			printf(" %.0f | %.2f |", m, m / depths[d]);
+		}
+		printf(" %.3g | %s | %.0f |\n",
+		       (double)r->allocs / (double)(r->calls ? r->calls : 1),
+		       r->bad ? r->why : "ok", row_wall_median(r, 1));
+	}
+	printf("\n");
+
+	/* Ratios and targets. */
+	struct row *fp = find_row(MK_FP, B_FP);
+	printf("Ratios (per frame, same depth): sframebt / FP walk, unw_backtrace / sframebt, "
+	       "glibc / sframebt.\n\n");
+	printf("| sframebt build | d | sframebt / FP | unw / sframebt | glibc / sframebt |\n");
+	printf("|---|---:|---:|---:|---:|\n");
+	bool any_bad = false;
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].bad)
+			any_bad = true;
+	for (int b = B_V1; b < B_COUNT; b++) {
+		struct row *s = find_row(MK_SFB, b), *u = find_row(MK_UNW, b),
+			   *g = find_row(MK_GLIBC, b);
+		if (!s)
+			continue;
+		double worst_fp = 0, worst_unw = 1e9, worst_glibc = 1e9;
+		for (int d = 0; d < 3; d++) {
+			double sv = row_median(s, d), fv = row_median(fp, d),
+			       uv = row_median(u, d), gv = row_median(g, d);
+			printf("| %s | %d | %.2f | %.2f | %.1f |\n", builds[b].key, depths[d],
+			       sv / fv, uv / sv, gv / sv);
+			if (sv / fv > worst_fp)
+				worst_fp = sv / fv;
+			if (uv / sv < worst_unw)
+				worst_unw = uv / sv;
+			if (gv / sv < worst_glibc)
+				worst_glibc = gv / sv;
+		}
+		target(worst_fp <= 2.0 && !s->bad,
+		       "%s warm per-frame <= 2x frame-pointer walk (worst over d=8/32/128: %.2fx; "
+		       "d=32: %.2f vs %.2f ns/frame)",
+		       builds[b].label, worst_fp, row_median(s, 1) / 32, row_median(fp, 1) / 32);
+		target(worst_unw >= 3.0 && !s->bad,
+		       "%s >= 3x faster than unw_backtrace (worst: %.2fx)", builds[b].label,
+		       worst_unw);
+		target(worst_glibc >= 50.0 && !s->bad,
+		       "%s >= 50x faster than glibc backtrace() (worst: %.1fx)", builds[b].label,
+		       worst_glibc);
+	}
+	printf("\n");
+	bool zero_alloc = true;
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].kind == MK_SFB && rows[i].allocs)
+			zero_alloc = false;
+	target(zero_alloc, "zero allocations per sframebt backtrace after warm-up "
+			   "(malloc-family interposer, all timed batches)");
+	target(!any_bad, "every method returned exactly `depth` frames with the expected PCs "
+			 "in every timed batch");
+	print_targets();
+	return 0;
+}
+
+/* ---- SIGPROF samples -------------------------------------------------- */
+
+enum { AK_SFB, AK_UNW, AK_FP, AK_EMPTY, AK_VERIFY };
+static const char *const ak_name[] = { "sframebt sframe_backtrace_ucontext",
+				       "libunwind unw_init_local2(SIGNAL_FRAME)+unw_step",
+				       "frame-pointer walk from ucontext",
+				       "empty (rdtsc pair only)", "verify" };
+
+#define ASYNC_SIZE 32
+#define ASYNC_CAP 4096
+
+struct aslot {
+	int kind;
+	uint32_t *cyc;
+	unsigned n;
+	unsigned bad;      /* frame count != ASYNC_SIZE */
+	unsigned long allocs;
+};
+
+static struct {
+	struct aslot slot[5];
+	int nslots;
+	unsigned k, target;
+	volatile int stop;
+	const struct build *b;
+	void *work_ra;
+	unsigned verify_n, verify_bad, truth_n, truth_bad, fp_mismatch;
+	unsigned long extra;
+} A;
+
+static int unw_from_uc(void *uc, void **buf, int size)
+{
+	unw_cursor_t c;
+	if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return 0;
+	int n = 0;
+	do {
+		unw_word_t ip;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		buf[n++] = (void *)ip;
+	} while (n < size && unw_step(&c) > 0);
+	return n;
+}
+
+static int fp_from_uc(void *ucv, void **buf, int size)
+{
+	const ucontext_t *uc = ucv;
+	const uintptr_t *fp = (const uintptr_t *)uc->uc_mcontext.gregs[REG_RBP];
+	int n = 0;
+	buf[n++] = (void *)uc->uc_mcontext.gregs[REG_RIP];
+	while (n < size) {
+		uintptr_t ra = fp[1];
+		const uintptr_t *next = (const uintptr_t *)fp[0];
+		if (!ra)
+			break;
+		buf[n++] = (void *)ra;
+		if (next <= fp || ((uintptr_t)next & 7) ||
+		    (uintptr_t)next - (uintptr_t)fp > (1u << 24))
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+static bool async_truth(void *const *buf, int n)
+{
+	if (n != ASYNC_SIZE)
+		return false;
+	for (int k = 1; k < n; k++)
+		if (buf[k] != (k == 1 ? A.work_ra : A.b->ra[k - 1]))
+			return false;
+	return true;
+}
+
+static void prof_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	int saved = errno;
+	if (A.stop) {
+		A.extra++;
+		errno = saved;
+		return;
+	}
+	struct aslot *sl = &A.slot[A.k++ % (unsigned)A.nslots];
+	void *buf[ASYNC_SIZE + 4];
+	if (sl->kind == AK_VERIFY) {
+		void *u[ASYNC_SIZE + 4];
+		int n1 = sframe_backtrace_ucontext(uc, buf, ASYNC_SIZE);
+		int n2 = unw_from_uc(uc, u, ASYNC_SIZE);
+		A.verify_n++;
+		if (n1 != n2 || memcmp(buf, u, sizeof(void *) * (size_t)n1))
+			A.verify_bad++;
+		uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+		if (pc >= A.b->work_lo && pc < A.b->work_hi) {
+			A.truth_n++;
+			if (!async_truth(buf, n1))
+				A.truth_bad++;
+			if (A.b->frame_pointer) {
+				int n3 = fp_from_uc(uc, u, ASYNC_SIZE);
+				if (n3 != n1 || memcmp(buf, u, sizeof(void *) * (size_t)n1))
+					A.fp_mismatch++;
+			}
+		}
+		sl->n++;
+	} else {
+		unsigned long a0 = allocs_now();
+		int n;
+		uint64_t t0 = tsc_begin();
+		switch (sl->kind) {
+		case AK_SFB:
+			n = sframe_backtrace_ucontext(uc, buf, ASYNC_SIZE);
+			break;
+		case AK_UNW:
+			n = unw_from_uc(uc, buf, ASYNC_SIZE);
+			break;
+		case AK_FP:
+			n = fp_from_uc(uc, buf, ASYNC_SIZE);
+			break;
+		default:
+			n = ASYNC_SIZE;
+			break;
+		}
+		uint64_t t1 = tsc_end();
+		if (sl->n < ASYNC_CAP)
+			sl->cyc[sl->n] = (uint32_t)(t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0);
+		sl->n++;
+		if (n != ASYNC_SIZE)
+			sl->bad++;
+		sl->allocs += allocs_now() - a0;
+	}
+	bool done = true;
+	for (int i = 0; i < A.nslots; i++)
+		if (A.slot[i].n < A.target)
+			done = false;
+	if (done)
+		A.stop = 1;
+	errno = saved;
+}
+
+#define ASYNC_INTERVAL_NS 125000
+#define ASYNC_ROUNDS 5
+#define ASYNC_PER_ROUND 600
+
+struct aresult {
+	struct aslot slot[5];
+	int nslots;
+	unsigned verify_n, verify_bad, truth_n, truth_bad, fp_mismatch;
+};
+static struct aresult ares[B_COUNT];
+
+static void async_segment(int bi, struct bench_work *w, unsigned target, bool keep)
+{
+	struct aresult *R = &ares[bi];
+	memset(&A, 0, sizeof A);
+	A.b = &builds[bi];
+	A.nslots = R->nslots;
+	for (int i = 0; i < R->nslots; i++) {
+		A.slot[i] = R->slot[i];
+		A.slot[i].n = keep ? R->slot[i].n : 0;
+	}
+	A.target = target + (keep ? A.slot[0].n : 0);
+	for (int i = 0; i < R->nslots; i++)
+		if (A.slot[i].n != A.slot[0].n)
+			die("async slot counts diverged");
+	A.stop = 0;
+	w->ra_out = &A.work_ra;
+
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t t;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &t))
+		die("timer_create");
+	/* First expiry after 1 ms: by then the worker is in the hash loop. */
+	struct itimerspec its = { { 0, ASYNC_INTERVAL_NS }, { 0, 1000000 } };
+	timer_settime(t, 0, &its, NULL);
+	w->stop = &A.stop;
+	builds[bi].entry(ASYNC_SIZE, builds[bi].work, w);
+	timer_delete(t);
+	if (!keep)
+		return;
+	/* Samples rotate over the slots, so each ends at exactly A.target. */
+	for (int i = 0; i < R->nslots; i++)
+		R->slot[i] = A.slot[i];
+	R->verify_n += A.verify_n;
+	R->verify_bad += A.verify_bad;
+	R->truth_n += A.truth_n;
+	R->truth_bad += A.truth_bad;
+	R->fp_mismatch += A.fp_mismatch;
+}
+
+static struct bench_work async_setup(void)
+{
+	calibrate_tsc();
+	size_t nwords = (64u << 20) / 8;
+	uint64_t *words = malloc(nwords * 8);
+	if (!words)
+		die("malloc");
+	for (size_t i = 0; i < nwords; i++)
+		words[i] = i * 0x9e3779b97f4a7c15ull;
+	struct bench_work w = { .words = words, .nwords = nwords };
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = prof_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	return w;
+}
+
+/* async-only METHOD(sframebt|unw) BUILD SAMPLES: 100 warm-up samples, then
+ * SAMPLES samples of one method (for strace -c: system calls per sample). */
+static int mode_async_only(int argc, char **argv)
+{
+	if (argc < 5)
+		die("async-only sframebt|unw BUILD SAMPLES");
+	load_builds();
+	int bi = b_parse(argv[3]);
+	if (!builds[bi].ok)
+		die("build not available");
+	struct bench_work w = async_setup();
+	struct aresult *R = &ares[bi];
+	R->nslots = 1;
+	R->slot[0].kind = !strcmp(argv[2], "unw") ? AK_UNW : AK_SFB;
+	R->slot[0].cyc = calloc(ASYNC_CAP, sizeof(uint32_t));
+	async_segment(bi, &w, 100, false);
+	async_segment(bi, &w, (unsigned)atoi(argv[4]), true);
+	return R->slot[0].bad != 0;
+}
+
+static int mode_async(void)
+{
+	load_builds();
+	struct bench_work w = async_setup();
+
+	for (int bi = 0; bi < B_COUNT; bi++) {
+		if (!builds[bi].ok)
+			continue;
+		struct aresult *R = &ares[bi];
+		int kinds[5], nk = 0;
+		if (bi == B_FP)
+			kinds[nk++] = AK_FP;
+		kinds[nk++] = AK_SFB;
+		kinds[nk++] = AK_UNW;
+		kinds[nk++] = AK_EMPTY;
+		kinds[nk++] = AK_VERIFY;
+		R->nslots = nk;
+		for (int i = 0; i < nk; i++) {
+			R->slot[i].kind = kinds[i];
+			R->slot[i].cyc = calloc(ASYNC_CAP, sizeof(uint32_t));
+		}
+		async_segment(bi, &w, 100, false); /* warm-up, discarded */
+	}
+	for (int round = 0; round < ASYNC_ROUNDS; round++)
+		for (int bi = 0; bi < B_COUNT; bi++)
+			if (builds[bi].ok)
+				async_segment(bi, &w, ASYNC_PER_ROUND, true);
+
+	printf("### SIGPROF handler, depth %d\n\n", ASYNC_SIZE);
+	printf("A POSIX timer (CLOCK_MONOTONIC, SIGEV_THREAD_ID to the worker, every %d us; "
+	       "per-thread CPU-time timers tick at only HZ here) sends SIGPROF while the "
+	       "worker runs, at the leaf of a depth-%d chain of the build under test, a hash "
+	       "over a %zu MiB buffer (one load per cache line). The handler rotates over the "
+	       "methods sample by sample and times the call with rdtsc (%.3f ns/tick); buffer "
+	       "of %d frames, every sample must fill it. %d rounds x %d samples per method, "
+	       "interleaved across builds. A `verify` sample runs sframebt and libunwind on "
+	       "the same context and compares all PCs; when the sample is in the hash loop "
+	       "the PCs are also checked against the chain's recorded return addresses.\n\n",
+	       ASYNC_INTERVAL_NS / 1000, ASYNC_SIZE, (w.nwords * 8) >> 20, ns_per_tick, ASYNC_SIZE,
+	       ASYNC_ROUNDS, ASYNC_PER_ROUND);
+	printf("| build | method | samples | median ns | p10 ns | p90 ns | short traces | "
+	       "allocs |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+	for (int bi = 0; bi < B_COUNT; bi++) {
+		if (!builds[bi].ok)
+			continue;
+		struct aresult *R = &ares[bi];
+		for (int i = 0; i < R->nslots; i++) {
+			struct aslot *s = &R->slot[i];
+			if (s->kind == AK_VERIFY)
+				continue;
+			unsigned n = s->n < ASYNC_CAP ? s->n : ASYNC_CAP;
+			double *v = malloc(sizeof(double) * (n ? n : 1));
+			for (unsigned j = 0; j < n; j++)
+				v[j] = s->cyc[j] * ns_per_tick;
+			double med = median(v, n), p10 = quantile(v, n, 0.1),
+			       p90 = quantile(v, n, 0.9);
+			printf("| %s | %s | %u | %.0f | %.0f | %.0f | %u | %lu |\n", builds[bi].key,
+			       ak_name[s->kind], n, med, p10, p90, s->bad, s->allocs);
+			if (s->kind == AK_SFB && bi != B_FP)
+				target(med <= 300.0 && s->bad == 0,
+				       "%s: async sample at depth 32 <= 300 ns in the handler "
+				       "(median %.0f ns, p90 %.0f ns, %u short traces)",
+				       builds[bi].label, med, p90, s->bad);
+			free(v);
+		}
+	}
+	printf("\n| build | verify samples | sframebt != libunwind | in hash loop | "
+	       "!= recorded return addresses | FP walk differs |\n|---|---:|---:|---:|---:|---:|\n");
+	bool all_ok = true;
+	for (int bi = 0; bi < B_COUNT; bi++) {
+		if (!builds[bi].ok)
+			continue;
+		struct aresult *R = &ares[bi];
+		printf("| %s | %u | %u | %u | %u | %s |\n", builds[bi].key, R->verify_n,
+		       R->verify_bad, R->truth_n, R->truth_bad,
+		       bi == B_FP ? (R->fp_mismatch ? "some (prologue samples)" : "0") : "n/a");
+		if (bi == B_FP && R->fp_mismatch)
+			printf("\n(FP walk differs in %u samples: a sample in a prologue, before "
+			       "`mov %%rsp,%%rbp`, skips the caller.)\n\n", R->fp_mismatch);
+		if (R->verify_bad || R->truth_bad)
+			all_ok = false;
+		for (int i = 0; i < R->nslots; i++)
+			if (R->slot[i].bad && R->slot[i].kind != AK_FP)
+				all_ok = false;
+	}
+	printf("\n");
+	target(all_ok, "async: sframebt and libunwind agree on every verify sample and fill "
+		       "every %d-frame buffer", ASYNC_SIZE);
+	print_targets();
+	return 0;
+}
+
+/* ---- First call ------------------------------------------------------- */
+
+struct bobj_ctx {
+	int count;
+	int (**hops)(int i, struct bobj_ctx *ctx);
+	int (*leaf)(struct bobj_ctx *ctx);
+};
+
+enum { FC_SFB, FC_SFB_WARMUP, FC_UNW, FC_GLIBC, FC_COUNT };
+static const char *const fc_key[FC_COUNT] = { "sframebt", "sframebt-warmup", "unw", "glibc" };
+static const char *const fc_name[FC_COUNT] = { "sframebt", "sframebt after warmup()",
+					       "unw_backtrace", "glibc backtrace()" };
+
+static struct {
+	int method, k;
+	void *buf[256];
+	int n, n2;
+	uint64_t first_ns, second_ns;
+	unsigned long allocs;
+	long faults;
+} FC;
+
+static NOINLINE int fc_leaf(struct bobj_ctx *ctx)
+{
+	(void)ctx;
+	bt_fn fn = FC.method == FC_UNW ? unw_backtrace
+		   : FC.method == FC_GLIBC ? mk_fn[MK_GLIBC] : sframe_backtrace;
+	void *buf2[256];
+	int size = FC.k + 2;
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
+	unsigned long a0 = allocs_now();
+	uint64_t t0 = now_ns();
+	if (RUNNING_ON_VALGRIND)
+		CALLGRIND_TOGGLE_COLLECT; /* profile the first call alone */
+	FC.n = fn(FC.buf, size);
+	if (RUNNING_ON_VALGRIND)
+		CALLGRIND_TOGGLE_COLLECT;
+	uint64_t t1 = now_ns();
+	FC.allocs = allocs_now() - a0;
+	getrusage(RUSAGE_SELF, &ru1);
+	FC.faults = (ru1.ru_minflt - ru0.ru_minflt) + (ru1.ru_majflt - ru0.ru_majflt);
+	uint64_t t2 = now_ns();
+	FC.n2 = fn(buf2, size);
+	uint64_t t3 = now_ns();
+	FC.first_ns = t1 - t0;
+	FC.second_ns = t3 - t2;
+	return FC.n;
+}
+
+static int mode_firstcall_child(int k, const char *method)
+{
+	int m = -1;
+	for (int i = 0; i < FC_COUNT; i++)
+		if (!strcmp(method, fc_key[i]))
+			m = i;
+	if (m < 0 || k < 1 || k > 100)
+		die("firstcall-child K(1..100) sframebt|sframebt-warmup|unw|glibc");
+	FC.method = m;
+	FC.k = k;
+	int (*hops[100])(int, struct bobj_ctx *);
+	uintptr_t base[100];
+	for (int i = 0; i < k; i++) {
+		char path[PATH_MAX + 32];
+		snprintf(path, sizeof path, "%s/objs/libbobj%03d.so", exe_dir, i);
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			die(dlerror());
+		hops[i] = (int (*)(int, struct bobj_ctx *))dlsym(h, "bobj_hop");
+		Dl_info di;
+		if (!hops[i] || !dladdr((void *)hops[i], &di))
+			die("bobj_hop");
+		base[i] = (uintptr_t)di.dli_fbase;
+	}
+	uint64_t warm_ns = 0;
+	if (m == FC_SFB_WARMUP) {
+		uint64_t t0 = now_ns();
+		sframe_backtrace_warmup();
+		warm_ns = now_ns() - t0;
+	}
+	struct bobj_ctx ctx = { k, hops, fc_leaf };
+	hops[0](0, &ctx);
+	/* buf[0] is in fc_leaf, buf[1 + j] in object k - 1 - j, buf[k + 1] in
+	 * this function. */
+	int crossed = 0;
+	for (int j = 0; j < k && 1 + j < FC.n; j++) {
+		Dl_info di;
+		if (dladdr((char *)FC.buf[1 + j] - 1, &di) &&
+		    (uintptr_t)di.dli_fbase == base[k - 1 - j])
+			crossed++;
+	}
+	struct sfb_cache_stats st = { 0, 0, 0 };
+	if (m == FC_SFB || m == FC_SFB_WARMUP)
+		sfb_objcache_stats(&st);
+	printf("%d %d %llu %llu %d %d %d %lu %llu %u %u %ld\n", m, k,
+	       (unsigned long long)FC.first_ns, (unsigned long long)FC.second_ns, FC.n, FC.n2,
+	       crossed, FC.allocs, (unsigned long long)warm_ns, st.slots_used, st.discoveries,
+	       FC.faults);
+	return 0;
+}
+
+#define FC_REPS 15
+
+struct mirror_slot { /* objcache.c's struct sfb_slot */
+	_Atomic uint32_t seq;
+	struct sfb_object obj;
+};
+
+static int mode_firstcall(void)
+{
+	static const int ks[3] = { 1, 10, 100 };
+	double first[FC_COUNT][3][FC_REPS], second[FC_COUNT][3][FC_REPS],
+		warm[FC_COUNT][3][FC_REPS];
+	int bad[FC_COUNT][3];
+	unsigned slots100 = 0, disc100 = 0;
+	unsigned long allocs[FC_COUNT][3];
+	long faults[FC_COUNT][3];
+	memset(faults, 0, sizeof faults);
+	memset(bad, 0, sizeof bad);
+	memset(allocs, 0, sizeof allocs);
+	for (int rep = 0; rep < FC_REPS; rep++)
+		for (int ki = 0; ki < 3; ki++)
+			for (int m = 0; m < FC_COUNT; m++) {
+				int p[2];
+				if (pipe(p))
+					die("pipe");
+				pid_t pid = fork();
+				if (pid == 0) {
+					dup2(p[1], 1);
+					close(p[0]);
+					close(p[1]);
+					char kk[16];
+					snprintf(kk, sizeof kk, "%d", ks[ki]);
+					execl("/proc/self/exe", "sfbench", "firstcall-child", kk,
+					      fc_key[m], (char *)NULL);
+					_exit(127);
+				}
+				close(p[1]);
+				char line[512] = "";
+				FILE *f = fdopen(p[0], "r");
+				if (!f || !fgets(line, sizeof line, f))
+					line[0] = 0;
+				if (f)
+					fclose(f);
+				int status;
+				waitpid(pid, &status, 0);
+				int mm, k, n, n2, crossed;
+				unsigned long long a, b, wn;
+				unsigned long al;
+				unsigned su, di;
+				long pf;
+				if (sscanf(line, "%d %d %llu %llu %d %d %d %lu %llu %u %u %ld", &mm, &k,
+					   &a, &b, &n, &n2, &crossed, &al, &wn, &su, &di, &pf) != 12 ||
+				    !WIFEXITED(status) || WEXITSTATUS(status)) {
+					bad[m][ki]++;
+					first[m][ki][rep] = second[m][ki][rep] = warm[m][ki][rep] = 0;
+					continue;
+				}
+				first[m][ki][rep] = (double)a;
+				second[m][ki][rep] = (double)b;
+				warm[m][ki][rep] = (double)wn;
+				allocs[m][ki] += al;
+				faults[m][ki] += pf;
+				if (n != k + 2 || n2 != k + 2 || crossed != k)
+					bad[m][ki]++;
+				if (m == FC_SFB && k == 100) {
+					slots100 = su;
+					disc100 = di;
+				}
+			}
+
+	printf("### First call\n\n");
+	printf("Fresh process per measurement (%d per cell, interleaved; median shown): dlopen K "
+	       "small objects (objs/libbobjNNN.so: 10 FDEs each, -Wa,--gsframe), then one "
+	       "call chain through all of them (executable -> obj 0 -> ... -> obj K-1 -> leaf); "
+	       "the leaf times its first backtrace (buffer K+2: every object's frame plus the "
+	       "two executable frames; each method must return K+2 frames crossing all K "
+	       "objects), then a second one.\n\n", FC_REPS);
+	printf("| objects | method | first call us | second call us | warmup() us | allocs in "
+	       "first call | page faults in first call | checks |\n"
+	       "|---:|---|---:|---:|---:|---:|---:|---|\n");
+	double sfb100 = 0;
+	bool fc_ok = true;
+	for (int ki = 0; ki < 3; ki++)
+		for (int m = 0; m < FC_COUNT; m++) {
+			double fm = median(first[m][ki], FC_REPS) / 1000.0,
+			       sm = median(second[m][ki], FC_REPS) / 1000.0,
+			       wm = median(warm[m][ki], FC_REPS) / 1000.0;
+			char wbuf[32] = "-";
+			if (m == FC_SFB_WARMUP)
+				snprintf(wbuf, sizeof wbuf, "%.1f", wm);
+			printf("| %d | %s | %.1f | %.2f | %s | %.1f | %.1f | %s |\n", ks[ki], fc_name[m],
+			       fm, sm, wbuf, (double)allocs[m][ki] / FC_REPS,
+			       (double)faults[m][ki] / FC_REPS, bad[m][ki] ? "**FAILED**" : "ok");
+			if (m == FC_SFB && ks[ki] == 100)
+				sfb100 = fm;
+			if (bad[m][ki] && (m == FC_SFB || m == FC_SFB_WARMUP))
+				fc_ok = false;
+		}
+	printf("\n");
+	size_t slot = sizeof(struct mirror_slot);
+	printf("Memory: the object cache is one static table of %d slots x %zu bytes = %zu "
+	       "bytes (%.0f KiB, in .bss: untouched pages cost nothing); each object seen "
+	       "uses one slot (%zu bytes: struct sfb_object is %zu bytes) and no heap, the "
+	       "SFrame data is read in place from the object's mapping. After the first call "
+	       "with 100 objects: %u slots used, %u objects described.\n\n",
+	       SFB_CACHE_SLOTS, slot, slot * SFB_CACHE_SLOTS,
+	       (double)(slot * SFB_CACHE_SLOTS) / 1024.0, slot, sizeof(struct sfb_object),
+	       slots100, disc100);
+	target(sfb100 <= 1000.0 && fc_ok,
+	       "first sframebt backtrace with 100 objects loaded <= 1 ms (median %.1f us)",
+	       sfb100);
+	unsigned long fa = 0;
+	for (int ki = 0; ki < 3; ki++)
+		fa += allocs[FC_SFB][ki];
+	target(fa == 0, "no allocation in sframebt's first call (%lu over all processes)", fa);
+	print_targets();
+	return 0;
+}
+
+/* ---- Callgrind, syscalls, spin ---------------------------------------- */
+
+static int mode_callgrind(void)
+{
+	load_builds();
+	find_site0();
+	add_row(MK_EMPTY, B_FP);
+	add_row(MK_FP, B_FP);
+	add_row(MK_SFB, B_FP);
+	for (int b = B_V1; b < B_COUNT; b++) {
+		add_row(MK_SFB, b);
+		add_row(MK_UNW, b);
+		add_row(MK_GLIBC, b);
+	}
+	for (int i = 0; i < nrows; i++)
+		for (int d = 0; d < 3; d++)
+			batch(&rows[i], d, 20, 0);
+	CALLGRIND_DUMP_STATS_AT("warmup");
+	for (int i = 0; i < nrows; i++)
+		for (int d = 0; d < 3; d++) {
+			long iters = rows[i].kind == MK_GLIBC || rows[i].kind == MK_UNW ? 100 : 500;
+			batch(&rows[i], d, iters, 1);
+			char name[96];
+			snprintf(name, sizeof name, "sfb:%s:%s:%d:%ld", mk_key[rows[i].kind],
+				 builds[rows[i].build].key, depths[d], iters);
+			CALLGRIND_DUMP_STATS_AT(name);
+		}
+	int bad = 0;
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].bad) {
+			fprintf(stderr, "sfbench callgrind: %s/%s: %s\n", mk_key[rows[i].kind],
+				builds[rows[i].build].key, rows[i].why);
+			bad = 1;
+		}
+	if (!RUNNING_ON_VALGRIND)
+		fprintf(stderr, "sfbench: callgrind mode is meant to run under valgrind\n");
+	return bad;
+}
+
+static int mode_syscalls(int argc, char **argv, bool spin)
+{
+	if (argc < 6)
+		die("syscalls|spin METHOD BUILD DEPTH N");
+	load_builds();
+	find_site0();
+	int b = b_parse(argv[3]);
+	if (!builds[b].ok)
+		die("build not available");
+	add_row(mk_parse(argv[2]), b);
+	int depth = atoi(argv[4]), di = -1;
+	for (int d = 0; d < 3; d++)
+		if (depths[d] == depth)
+			di = d;
+	if (di < 0)
+		die("depth must be 8, 32 or 128");
+	batch(&rows[0], di, 200, 0);
+	rows[0].bad = 0;
+	if (spin) {
+		double secs = atof(argv[5]);
+		uint64_t t0 = now_ns();
+		while ((double)(now_ns() - t0) < secs * 1e9)
+			batch(&rows[0], di, 1000, 0);
+	} else {
+		batch(&rows[0], di, atol(argv[5]), 0);
+	}
+	if (rows[0].bad)
+		fprintf(stderr, "sfbench: %s\n", rows[0].why);
+	return rows[0].bad != 0;
+}
+
+int main(int argc, char **argv)
+{
+	find_exe_dir();
+	resolve_glibc_backtrace();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		die("usage: sfbench time|async|firstcall|callgrind|syscalls|spin ...");
+	const char *m = argv[1];
+	if (!strcmp(m, "time"))
+		return mode_time();
+	if (!strcmp(m, "async"))
+		return mode_async();
+	if (!strcmp(m, "async-only"))
+		return mode_async_only(argc, argv);
+	if (!strcmp(m, "firstcall"))
+		return mode_firstcall();
+	if (!strcmp(m, "firstcall-child") && argc >= 4)
+		return mode_firstcall_child(atoi(argv[2]), argv[3]);
+	if (!strcmp(m, "callgrind"))
+		return mode_callgrind();
+	if (!strcmp(m, "syscalls"))
+		return mode_syscalls(argc, argv, false);
+	if (!strcmp(m, "spin"))
+		return mode_syscalls(argc, argv, true);
+	die("unknown mode");
+	return 2;
+}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "elf_phdrs.h"
 #include "memread.h"
 #include "sframe_format.h"
 
@@ -75,24 +76,6 @@ static bool still_loaded(const struct sfb_object *o)
 	return _dl_find_object((void *)o->map_start, &r) == 0 && same_object(o, &r);
 }
 
-/* The program headers of a loaded object, from memory.  The ELF header is
- * at the start of the first mapping for every object ld.so loads (the
- * caller has made sure that page is readable), and the headers must lie
- * inside that page. */
-static const ElfW(Phdr) *program_headers(uintptr_t start, uintptr_t end, unsigned *n)
-{
-	const ElfW(Ehdr) *eh = (const void *)start;
-	if (end - start < sizeof *eh ||
-	    memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(ElfW(Phdr)))
-		return NULL;
-	uint64_t ph_end = eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
-	if (eh->e_phoff < sizeof *eh || ph_end > 4096 || ph_end > end - start)
-		return NULL;
-	*n = eh->e_phnum;
-	return (const void *)(start + eh->e_phoff);
-}
-
 static const ElfW(Phdr) *find_phdr(const ElfW(Phdr) *ph, unsigned n, uint32_t type)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -115,7 +98,7 @@ static void take_fingerprint(struct sfb_object *o, uintptr_t at, uint64_t len)
 static bool fingerprint_matches(const struct sfb_object *o)
 {
 	unsigned n;
-	const ElfW(Phdr) *ph = program_headers(o->map_start, o->map_end, &n);
+	const ElfW(Phdr) *ph = sfb_loaded_phdrs(o->map_start, o->map_end, &n);
 	const ElfW(Phdr) *sf = ph ? find_phdr(ph, n, PT_GNU_SFRAME) : NULL;
 	uintptr_t at = sf ? o->bias + sf->p_vaddr : 0;
 	uint64_t len = sf ? sf->p_memsz : 0;
@@ -146,7 +129,7 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 	 * that does not start with the ELF header, must not fault us. */
 	if (!sfb_probe_readable(o->map_start))
 		return;
-	const ElfW(Phdr) *ph = program_headers(o->map_start, o->map_end, &n);
+	const ElfW(Phdr) *ph = sfb_loaded_phdrs(o->map_start, o->map_end, &n);
 	if (!ph)
 		return;
 	for (unsigned i = 0; i < n; i++) {

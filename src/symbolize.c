@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backtrace.h"
+#include "elf_phdrs.h"
 
 /* Scratch layout: [path | name | work].  The work area is reused for the
  * formatted line once the lookup is done, so it must hold one. */
@@ -125,20 +126,13 @@ static int in_text(const struct obj *o, uint64_t v)
  * so that untyped symbols are ignored. */
 static void load_segments(struct obj *o)
 {
-	Elf64_Ehdr eh;
+	unsigned n = 0;
+	const Elf64_Phdr *phdrs = sfb_loaded_phdrs(o->start, o->end, &n);
 	o->nseg = 0;
-	o->ehdr = NULL;
-	if (o->end - o->start >= 4096) {
-		memcpy(&eh, (const void *)o->start, sizeof eh);
-		if (memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-		    eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-		    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phoff <= 4096 &&
-		    eh.e_phnum * sizeof(Elf64_Phdr) <= 4096 - eh.e_phoff)
-			o->ehdr = (const unsigned char *)o->start;
-	}
-	for (int i = 0; o->ehdr && i < eh.e_phnum && o->nseg < MAX_SEGS; i++) {
+	o->ehdr = phdrs ? (const unsigned char *)o->start : NULL;
+	for (unsigned i = 0; phdrs && i < n && o->nseg < MAX_SEGS; i++) {
 		Elf64_Phdr ph;
-		memcpy(&ph, o->ehdr + eh.e_phoff + i * sizeof ph, sizeof ph);
+		memcpy(&ph, &phdrs[i], sizeof ph);
 		uint64_t lo = ph.p_vaddr, hi = lo + ph.p_memsz;
 		if (ph.p_type != PT_LOAD || hi < lo || lo + o->bias < o->start ||
 		    hi + o->bias > o->end)

@@ -962,6 +962,28 @@ static void test_reject_fde(void)
 	B.fde[0].raw_start = -(int64_t)SEC - 8; /* start = 2^64 - 8 */
 	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
 	expect_err("v3-fde-wraps-negative", SFB_E_FDE_RANGE);
+	/* A negative start offset may not reach below address 0 (a section
+	 * at 0x1000 describing a function at -0x1000)... */
+	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x1000);
+	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+	B.fde[0].raw_start_set = true;
+	B.fde[0].raw_start = -0x2000;
+	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	expect_err("v2-fde-start-below-0", SFB_E_FDE_RANGE);
+	/* ... but a function before the section is ordinary. */
+	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x10000);
+	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+	B.fde[0].raw_start_set = true;
+	B.fde[0].raw_start = -0x1000;
+	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	len = sb_finish(&B, out, sizeof out);
+	CHECK(ld(&l, out, len, 0x10000, 1) == SFB_OK, "v2 function 0x1000 before the section loads");
+	if (l.err == SFB_OK) {
+		struct sfb_row r;
+		CHECK(sfb_lookup(&l.s, 0xf008, &r) == SFB_OK && r.func_start == 0xf000,
+		      "and is found at 0xf008");
+	}
+	ld_free(&l);
 
 	/* Reserved FDE info bits. */
 	static const struct { unsigned v, bits; } resv[] = {

@@ -54,11 +54,14 @@ test: all $(TEST_BINS)
 	@sh tests/run.sh $(B)
 
 # The suite under valgrind memcheck.  Left out: tests that single-step with
-# the trap flag, interpose malloc themselves, or run for a fixed time.
+# the trap flag, interpose malloc themselves, run for a fixed time, or fault
+# on purpose with a NULL store (t_first_call: memcheck rightly reports the
+# store; the walks from signal handlers are covered by t_walk_signals,
+# which faults with a division by zero under valgrind).
 VALGRIND := valgrind -q --error-exitcode=99 --suppressions=tests/valgrind.supp
 test-valgrind: all $(TEST_BINS)
 	@SFB_VALGRIND=1 SFB_WRAP="$(VALGRIND)" \
-	 SFB_SKIP="t_every_insn t_interpose t_churn t_fuzz_smoke t_readelf.sh" \
+	 SFB_SKIP="t_every_insn t_interpose t_churn t_first_call t_fuzz_smoke.sh t_readelf.sh" \
 	 sh tests/run.sh $(B)
 
 # The suite built with clang, AddressSanitizer and UBSan, in build-asan/.

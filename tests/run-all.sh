@@ -40,7 +40,11 @@ if [ "${SFB_QUICK:-0}" != 1 ]; then
 	step valgrind make -j2 test-valgrind
 	step asan make -j2 test-asan
 	step fixtures sh tests/fixtures/check-fresh.sh
-	step fuzz make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-120}"
+	step fuzz sh -c 'if make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-120}"; then
+		echo "ok - fuzzing found nothing"; echo "1 passed, 0 failed"
+	else
+		echo "not ok - fuzzing found a crash or a disagreement"; echo "0 passed, 1 failed"
+	fi' 
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -323,6 +323,15 @@ static int real_n, real_stop;
 static uintptr_t cap_lo, cap_hi; /* the copied region of the real stack */
 static unsigned char *copy_clean;
 
+/* The live stack holds other frames' sanitizer redzones: copy it with
+ * loads AddressSanitizer does not check. */
+__attribute__((no_sanitize_address)) static void copy_stack(void *dst, uintptr_t src,
+							     size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		((unsigned char *)dst)[i] = ((const volatile unsigned char *)src)[i];
+}
+
 NOINL int capture(int x)
 {
 	struct sframe_bt_status st;
@@ -333,7 +342,7 @@ NOINL int capture(int x)
 	cap_lo = sp & ~(uintptr_t)15; /* nothing below: the walk never reads there */
 	cap_hi = (uintptr_t)tstack + TSTACK;
 	copy_clean = malloc(cap_hi - cap_lo);
-	memcpy(copy_clean, (void *)cap_lo, cap_hi - cap_lo);
+	copy_stack(copy_clean, cap_lo, cap_hi - cap_lo);
 	/* Stack padding is uninitialised for memcheck; the copy is data. */
 	MAKE_DEFINED(copy_clean, cap_hi - cap_lo);
 	return x + real_n;

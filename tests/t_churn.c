@@ -163,26 +163,13 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv)
 static void thread_setup(struct wthr *t)
 {
 	self = t;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) != 0) {
-		perror("timer_create");
-		exit(1);
-	}
-	struct itimerspec its = { { 0, 500000 }, { 0, 500000 } };
-	timer_settime(t->timer, 0, &its, NULL);
+	t->timer = start_thread_cpu_timer(500000);
 	atomic_store(&t->ready, 1);
 }
 
 static void thread_teardown(struct wthr *t)
 {
-	struct itimerspec its;
-	memset(&its, 0, sizeof its);
-	timer_settime(t->timer, 0, &its, NULL);
-	timer_delete(t->timer);
+	stop_thread_cpu_timer(t->timer);
 }
 
 NOINL void *spin_entry0(void *arg)

@@ -117,30 +117,15 @@ static __thread struct thr *self;
 static void thread_setup(struct thr *t)
 {
 	self = t;
-	if (t->use_timer) {
-		struct sigevent sev;
-		memset(&sev, 0, sizeof sev);
-		sev.sigev_notify = SIGEV_THREAD_ID;
-		sev.sigev_signo = SIGPROF;
-		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-		if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) != 0) {
-			perror("timer_create");
-			exit(1);
-		}
-		struct itimerspec its = { { 0, 1000000 }, { 0, 1000000 } };
-		timer_settime(t->timer, 0, &its, NULL);
-	}
+	if (t->use_timer)
+		t->timer = start_thread_cpu_timer(1000000);
 	atomic_store(&t->ready, 1);
 }
 
 static void thread_teardown(struct thr *t)
 {
-	if (t->use_timer) {
-		struct itimerspec its;
-		memset(&its, 0, sizeof its);
-		timer_settime(t->timer, 0, &its, NULL);
-		timer_delete(t->timer);
-	}
+	if (t->use_timer)
+		stop_thread_cpu_timer(t->timer);
 }
 
 #define ENTRY(name, callee)                                  \

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -428,6 +429,33 @@ static UNUSED_FN uint64_t rnd_next(uint64_t *s)
 	x ^= x >> 27;
 	*s = x;
 	return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* A per-thread CPU-time timer sending SIGPROF to the calling thread every
+ * period_ns of its CPU time; exits the test if the kernel refuses. */
+static inline timer_t start_thread_cpu_timer(long period_ns)
+{
+	timer_t timer;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) != 0) {
+		perror("timer_create");
+		exit(1);
+	}
+	struct itimerspec its = { { 0, period_ns }, { 0, period_ns } };
+	timer_settime(timer, 0, &its, NULL);
+	return timer;
+}
+
+static inline void stop_thread_cpu_timer(timer_t timer)
+{
+	struct itimerspec its;
+	memset(&its, 0, sizeof its);
+	timer_settime(timer, 0, &its, NULL);
+	timer_delete(timer);
 }
 
 #endif

@@ -3,19 +3,9 @@
 # signal, a symbolized report whose frames come in call order across the
 # executable and libcrashdemo.so (static functions included), a "# stopped:"
 # line, and the process still dies from the original signal.
-B=${SFB_BUILD:-build}
+. tests/check.sh
 prog=$B/crash-handler
 ulimit -c 0 2>/dev/null # the crashes are on purpose: no core files
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
 
 if [ ! -x "$prog" ]; then
 	notok "$prog not built (make examples)"

@@ -4,18 +4,8 @@
 # both with LD_PRELOAD=libsframe-profiler.so and with the profiler linked
 # in (build/profiler), and check the folded stacks, the summary and the
 # flame graph SVG (well-formed XML, a <title> in every <g>).
-B=${SFB_BUILD:-build}
+. tests/check.sh
 case $B in /*) ;; *) B=$PWD/$B ;; esac # LD_PRELOAD wants a full path
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
 
 for f in "$B/libsframe-profiler.so" "$B/hotcold" "$B/profiler"; do
 	if [ ! -e "$f" ]; then

@@ -3,17 +3,7 @@
 # acquisition waits or a request is slow; at exit the top call sites are
 # printed symbolized, with the measured cost per call.  Run it briefly and
 # check the expected call sites and the cost lines are there.
-B=${SFB_BUILD:-build}
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
+. tests/check.sh
 
 if [ ! -x "$B/server" ]; then
 	notok "$B/server not built (make examples)"

@@ -94,18 +94,33 @@ static void take_fingerprint(struct sfb_object *o, uintptr_t at, uint64_t len)
 		       len < sizeof o->sframe_head ? len : sizeof o->sframe_head);
 }
 
-/* Is the object loaded now at o's place the one o describes? */
+/* Is the object loaded now at o's place the one o describes, as far as
+ * o is used: the same executable segment (code is read there) and the same
+ * .sframe (rows are read there)?  Each is one program header, compared by
+ * index.  A new object that adds a .sframe where the old one had none
+ * passes, and is treated as having no rows: walks stop, never go wrong. */
 static bool fingerprint_matches(const struct sfb_object *o)
 {
-	unsigned n;
+	unsigned n = 0;
 	const ElfW(Phdr) *ph = sfb_loaded_phdrs(o->map_start, o->map_end, &n);
-	const ElfW(Phdr) *sf = ph ? find_phdr(ph, n, PT_GNU_SFRAME) : NULL;
-	uintptr_t at = sf ? o->bias + sf->p_vaddr : 0;
-	uint64_t len = sf ? sf->p_memsz : 0;
-	if (at != o->sframe_at || len != o->sframe_len)
-		return false;
-	return !at || memcmp((const void *)at, o->sframe_head,
-			     len < sizeof o->sframe_head ? len : sizeof o->sframe_head) == 0;
+	if (!ph || n != o->phnum)
+		return !ph && o->phnum == 0;
+	if (o->exec_ph != SFB_NO_PH) {
+		const ElfW(Phdr) *e = &ph[o->exec_ph];
+		if (e->p_type != PT_LOAD || !(e->p_flags & PF_X) ||
+		    o->bias + e->p_vaddr != o->exec_lo || o->exec_lo + e->p_memsz != o->exec_hi)
+			return false;
+	}
+	if (o->sframe_ph != SFB_NO_PH) {
+		const ElfW(Phdr) *f = &ph[o->sframe_ph];
+		if (f->p_type != PT_GNU_SFRAME || o->bias + f->p_vaddr != o->sframe_at ||
+		    f->p_memsz != o->sframe_len ||
+		    memcmp((const void *)o->sframe_at, o->sframe_head,
+			   o->sframe_len < sizeof o->sframe_head ? o->sframe_len
+								 : sizeof o->sframe_head))
+			return false;
+	}
+	return true;
 }
 
 /* Describe an object from its program headers: its executable segment and
@@ -122,6 +137,7 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 	o->status = SFB_OK;
 	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
 	o->epoch = atomic_fetch_add_explicit(&next_epoch, 1, memory_order_relaxed);
+	o->exec_ph = o->sframe_ph = SFB_NO_PH;
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
 
 	unsigned n;
@@ -130,12 +146,14 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 	if (!sfb_probe_readable(o->map_start))
 		return;
 	const ElfW(Phdr) *ph = sfb_loaded_phdrs(o->map_start, o->map_end, &n);
-	if (!ph)
+	if (!ph || n >= SFB_NO_PH)
 		return;
+	o->phnum = (uint16_t)n;
 	for (unsigned i = 0; i < n; i++) {
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
 			o->exec_lo = o->bias + ph[i].p_vaddr;
 			o->exec_hi = o->exec_lo + ph[i].p_memsz;
+			o->exec_ph = (uint16_t)i;
 			break;
 		}
 	}
@@ -155,6 +173,7 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 		return;
 	}
 	uintptr_t at = o->bias + sframe->p_vaddr;
+	o->sframe_ph = (uint16_t)(sframe - ph);
 	take_fingerprint(o, at, sframe->p_memsz);
 	/* No scratch: linked objects are sorted; an unsorted one is refused. */
 	o->status = (int8_t)sfb_section_load(&o->sec, (const void *)at, sframe->p_memsz,

@@ -38,6 +38,7 @@
 #include "sframe_decode.h"
 
 #define SFB_CACHE_SLOTS 1024
+#define SFB_NO_PH 0xffffu
 
 enum sfb_source {
 	SFB_SRC_NONE = 0,
@@ -59,7 +60,10 @@ struct sfb_object {
 	uint32_t epoch;          /* unique per description: keys the row memo */
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
-	 * also compares where the section is and how it begins. */
+	 * also compares the program headers it relied on (their number, the
+	 * executable PT_LOAD and PT_GNU_SFRAME, by index) and how the
+	 * section begins. */
+	uint16_t phnum, exec_ph, sframe_ph; /* SFB_NO_PH: none */
 	uintptr_t sframe_at;
 	uint64_t sframe_len;
 	uint8_t sframe_head[32];

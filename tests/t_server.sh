@@ -34,8 +34,12 @@ cat "$tmp/sites"
 has_site() { grep -Eq "$1" "$tmp/sites"; }
 check "lock wait in cache_get, called from handle_get, serve, worker_main" \
 	has_site '^lock wait: cache_lock;cache_get;handle_get;serve;worker_main'
-check "lock wait in cache_put, called from handle_put" \
-	has_site '^lock wait: cache_lock;cache_put;handle_put;serve;worker_main'
+# Contention on the put path is rarer; under $SFB_WRAP (valgrind runs one
+# thread at a time) it may not happen at all, so it is checked only natively.
+if [ -z "${SFB_WRAP:-}" ]; then
+	check "lock wait in cache_put, called from handle_put" \
+		has_site '^lock wait: cache_lock;cache_put;handle_put;serve;worker_main'
+fi
 check "slow request noted in finish_request, called from a handler" \
 	has_site '^slow request: finish_request;handle_(get|put|report);serve;worker_main'
 check "frames name the executable with an offset" \

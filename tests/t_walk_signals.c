@@ -552,8 +552,13 @@ NOINL void test_c(void)
 		}
 		printf("# (c) thread %d: %d samples: %d exact, %d truncated, %d wrong, %d other\n",
 		       i, ns, cnt[V_EXACT], cnt[V_TRUNC], cnt[V_WRONG], cnt[V_OTHER]);
-		CHECK(ns == rounds && cnt[V_EXACT] == ns,
-		      "(c) thread %d: all %d pthread_kill samples are the exact chain", i, ns);
+		/* A signal can arrive while the thread is between two trips
+		 * through its chain (frame 0 elsewhere: "other"); every sample
+		 * inside the chain must be exact, and nearly all land there. */
+		CHECK(ns == rounds && cnt[V_WRONG] == 0 && cnt[V_TRUNC] == 0 &&
+			      cnt[V_EXACT] >= rounds * 95 / 100,
+		      "(c) thread %d: %d of %d pthread_kill samples are the exact chain, "
+		      "none wrong or truncated", i, cnt[V_EXACT], ns);
 		CHECK(ns > 0 && cross_bad == 0,
 		      "(c) thread %d: the handler's own walk crosses the signal frame into the "
 		      "same chain (%d bad)",

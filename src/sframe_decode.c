@@ -360,7 +360,6 @@ static int decode_row(const struct sfb_section *s, const struct sfb_fde *f,
 	row->func_start = f->start;
 	row->func_size = f->size;
 	row->flags = 0;
-	row->fre_start_raw = 0;
 	if (f->signal)
 		row->flags |= SFB_ROW_SIGNAL;
 	if (f->pcmask)

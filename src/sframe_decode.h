@@ -106,7 +106,6 @@ struct sfb_row {
 	struct sfb_loc ra;
 	struct sfb_loc fp;
 	uint16_t flags;
-	uint8_t fre_start_raw;   /* unused padding for now */
 };
 
 /* Validate a section of len bytes at p whose byte 0 is at sec_addr.

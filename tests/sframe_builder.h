@@ -399,8 +399,7 @@ static inline bool sb_row_eq(const struct sfb_row *a, const struct sfb_row *b)
 	return a->func_start == b->func_start && a->func_size == b->func_size &&
 	       a->pc_lo == b->pc_lo && a->pc_hi == b->pc_hi &&
 	       sb_loc_eq(&a->cfa, &b->cfa) && sb_loc_eq(&a->ra, &b->ra) &&
-	       sb_loc_eq(&a->fp, &b->fp) && a->flags == b->flags &&
-	       a->fre_start_raw == b->fre_start_raw;
+	       sb_loc_eq(&a->fp, &b->fp) && a->flags == b->flags;
 }
 
 #endif

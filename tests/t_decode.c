@@ -91,9 +91,8 @@ static const char *fmt_row(const struct sfb_row *r)
 	fmt_loc(c, sizeof c, &r->cfa);
 	fmt_loc(a, sizeof a, &r->ra);
 	fmt_loc(f, sizeof f, &r->fp);
-	snprintf(b, 256, "{func %#" PRIx64 "+%#x pc [%#" PRIx64 ",%#" PRIx64 ") cfa %s ra %s fp %s flags %#x raw %u}",
-		 r->func_start, r->func_size, r->pc_lo, r->pc_hi, c, a, f, r->flags,
-		 r->fre_start_raw);
+	snprintf(b, 256, "{func %#" PRIx64 "+%#x pc [%#" PRIx64 ",%#" PRIx64 ") cfa %s ra %s fp %s flags %#x}",
+		 r->func_start, r->func_size, r->pc_lo, r->pc_hi, c, a, f, r->flags);
 	return b;
 }
 

@@ -395,7 +395,12 @@ static void test_copy(void)
 		real_ras[nreal_ras++] = real_f[i].pc;
 
 	size_t len_b = cap_hi - cap_lo;
-	unsigned char *copy = malloc(len_b);
+	/* mmap, not malloc: corrupted rows send reads past the copy, which
+	 * must land in mapped, allocated memory or in nothing, never in the
+	 * heap's free space (memcheck would rightly complain there). */
+	size_t map_len = (len_b + 2 * (size_t)page + (size_t)page - 1) & ~((size_t)page - 1);
+	unsigned char *copy = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uintptr_t delta = (uintptr_t)copy - cap_lo;
 	ucontext_t uc = cap_uc;
 	uintptr_t rsp = (uintptr_t)cap_uc.uc_mcontext.gregs[REG_RSP];
@@ -464,7 +469,7 @@ static void test_copy(void)
 	      "corrupted copy: frames below the first corrupted word are unchanged (%d of %d "
 	      "trials differ)",
 	      prefix_bad, trials);
-	free(copy);
+	munmap(copy, map_len);
 }
 
 /* ---- A thread's first walk from a context on another stack ------------------------

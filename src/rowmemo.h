@@ -53,7 +53,8 @@ static inline bool sfb_memo_get(uintptr_t key, uint32_t epoch, struct sfb_simple
 {
 	struct sfb_memo_entry *e = &sfb_memo[sfb_memo_index(key)];
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-	if ((seq & 1) || e->key != key || e->epoch != epoch || seq == 0)
+	/* An entry never written has epoch 0, which no object has. */
+	if ((seq & 1) || e->key != key || e->epoch != epoch)
 		return false;
 	*row = e->row;
 	atomic_thread_fence(memory_order_acquire);

@@ -254,18 +254,29 @@ SFB_NO_ASAN static int fast_frames(struct walker *w, struct sfb_regs *r,
 	const uintptr_t win_lo = w->mem.win[0].lo, win_span = w->mem.win[0].hi - win_lo - 8;
 	uint8_t src = *source;
 	int first = n;
+	uintptr_t obj_lo = 1, obj_span = 0; /* the current object's range: none yet */
+	uint32_t epoch = 0;
 	while (n < size) {
-		const struct sfb_object *o;
 		struct sfb_simple_row row;
 		uintptr_t key = pc - 1;
-		if (find_object(w, key, &o) || !sfb_memo_get(key, o->epoch, &row))
+		if (key - obj_lo >= obj_span) {
+			const struct sfb_object *o;
+			if (find_object(w, key, &o))
+				break;
+			obj_lo = o->map_start;
+			obj_span = o->map_end - o->map_start;
+			epoch = o->epoch;
+		}
+		if (!sfb_memo_get(key, epoch, &row))
 			break;
 		uintptr_t cfa = (row.cfa_on_fp ? fp : sp) + (uintptr_t)(intptr_t)row.cfa_off;
 		uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)row.ra_off;
-		/* Memoised offsets are multiples of 8 and negative, so an
-		 * aligned CFA makes aligned slots below it. */
-		if (cfa <= sp || cfa - sp > MAX_FRAME_SIZE || cfa % SFB_CFA_ALIGN ||
-		    ra_at < sp || ra_at - win_lo > win_span)
+		/* cfa_ok() for a frame below the topmost: above SP (the
+		 * subtraction wraps when it is not), near, aligned.  Memoised
+		 * offsets are negative multiples of 8, so the slots below an
+		 * aligned CFA are aligned. */
+		if (cfa - sp - 1 >= MAX_FRAME_SIZE || cfa % SFB_CFA_ALIGN || ra_at < sp ||
+		    ra_at - win_lo > win_span)
 			break;
 		uintptr_t new_fp = fp;
 		if (row.fp_off) {

@@ -1,7 +1,7 @@
 /* The row memo; see rowmemo.h. */
 #include "rowmemo.h"
 
-struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES];
+struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((aligned(64)));
 
 bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		       struct sfb_simple_row *out)
@@ -29,16 +29,30 @@ bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	return true;
 }
 
-void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_simple_row *row)
+/* Write one entry, unless another writer holds it (never wait). */
+static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
+		       const struct sfb_simple_row *row)
 {
-	struct sfb_memo_entry *e = &sfb_memo[sfb_memo_index(key)];
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
 	if ((seq & 1) || !atomic_compare_exchange_strong_explicit(
 				 &e->seq, &seq, seq + 1, memory_order_acquire,
 				 memory_order_relaxed))
-		return; /* another writer has it: skip, never wait */
+		return;
 	e->key = key;
 	e->epoch = epoch;
 	e->row = *row;
 	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+}
+
+void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_simple_row *row)
+{
+	struct sfb_memo_entry *e = sfb_memo_pair(key);
+	struct sfb_simple_row old;
+	/* The first entry's key, if it is a different one, moves to the
+	 * second entry; the new key takes the first. */
+	uintptr_t old_key = e->key;
+	uint32_t old_epoch = e->epoch;
+	if (old_key != key && sfb_memo_try(e, old_key, old_epoch, &old))
+		memo_write(e + 1, old_key, old_epoch, &old);
+	memo_write(e, key, epoch, row);
 }

@@ -12,8 +12,10 @@
  * outlive its object: a reloaded object gets a new epoch.  Each entry is a
  * seqlock, like the object cache's slots (objcache.h): a writer claims it
  * with a compare-and-swap and skips it if busy; a reader checks the
- * sequence number before and after.  No allocation: SFB_MEMO_ENTRIES
- * entries of 32 bytes, static. */
+ * sequence number before and after.  The table is two-way associative: a
+ * new key goes to the first entry of its pair and the previous first
+ * moves to the second.  No allocation: SFB_MEMO_ENTRIES entries of 32
+ * bytes, static. */
 #ifndef SFB_ROWMEMO_H
 #define SFB_ROWMEMO_H
 
@@ -41,17 +43,18 @@ struct sfb_memo_entry {
 
 extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES];
 
-static inline unsigned sfb_memo_index(uintptr_t key)
+/* Two-way: a key may sit in either entry of its pair (one cache line), so
+ * that two hot return addresses whose hashes collide do not evict each
+ * other on every walk. */
+static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
 {
 	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(h >> 52) % SFB_MEMO_ENTRIES;
+	return &sfb_memo[(unsigned)(h >> 52) % SFB_MEMO_ENTRIES & ~1u];
 }
 
-/* The memoised row of key in the object of this epoch.  Inline: this is
- * the walker's hot path. */
-static inline bool sfb_memo_get(uintptr_t key, uint32_t epoch, struct sfb_simple_row *row)
+static inline bool sfb_memo_try(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
+				struct sfb_simple_row *row)
 {
-	struct sfb_memo_entry *e = &sfb_memo[sfb_memo_index(key)];
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
 	/* An entry never written has epoch 0, which no object has. */
 	if ((seq & 1) || e->key != key || e->epoch != epoch)
@@ -59,6 +62,14 @@ static inline bool sfb_memo_get(uintptr_t key, uint32_t epoch, struct sfb_simple
 	*row = e->row;
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&e->seq, memory_order_relaxed) == seq;
+}
+
+/* The memoised row of key in the object of this epoch.  Inline: this is
+ * the walker's hot path. */
+static inline bool sfb_memo_get(uintptr_t key, uint32_t epoch, struct sfb_simple_row *row)
+{
+	struct sfb_memo_entry *e = sfb_memo_pair(key);
+	return sfb_memo_try(e, key, epoch, row) || sfb_memo_try(e + 1, key, epoch, row);
 }
 
 /* Compile row into *out if it has the common shape. */

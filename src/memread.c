@@ -124,7 +124,7 @@ static void extend_thread_stack(uintptr_t own_sp)
 	tstack_lo = page_down(own_sp);
 }
 
-void sfb_mem_init(struct sfb_mem *m, uintptr_t alt_lo, uintptr_t alt_hi)
+void sfb_mem_init(struct sfb_mem *m)
 {
 	uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);
 	memset(m, 0, sizeof *m);
@@ -135,10 +135,8 @@ void sfb_mem_init(struct sfb_mem *m, uintptr_t alt_lo, uintptr_t alt_hi)
 		extend_thread_stack(own_sp);
 	if (tstack_hi)
 		sfb_mem_add_window(m, tstack_lo, tstack_hi);
-	/* A registered sigaltstack is the caller's memory, mapped for as long
-	 * as it is registered. */
-	if (alt_lo && alt_hi > alt_lo)
-		sfb_mem_add_window(m, alt_lo, alt_hi);
+	/* Nothing else is trusted without a probe: not even the sigaltstack a
+	 * ucontext names, since a garbage ucontext can name anything. */
 }
 
 static bool probe_page(struct sfb_mem *m, uintptr_t page)

@@ -29,9 +29,8 @@ struct sfb_mem {
 };
 
 /* Start a walk's memory view, with the calling thread's own stack (cached
- * per thread) as a window; alt_lo/hi: a sigaltstack known to be
- * registered, or 0, 0. */
-void sfb_mem_init(struct sfb_mem *m, uintptr_t alt_lo, uintptr_t alt_hi);
+ * per thread) as its first window. */
+void sfb_mem_init(struct sfb_mem *m);
 
 /* Declare [lo, hi) readable without probing (the caller knows). */
 void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi);

@@ -318,7 +318,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	struct walker w;
 	w.nobj = w.last = w.next_obj = 0;
 	w.flags = flags;
-	sfb_mem_init(&w.mem, 0, 0);
+	sfb_mem_init(&w.mem);
 	memset(st, 0, sizeof *st);
 
 	int n = 0, signals = 0;

@@ -425,6 +425,12 @@ static int check_fres(const struct sfb_section *s, const struct sfb_fde *f)
 	if (f->num_fres == 0 && (s->version != SFB_VERSION_3 ||
 				 f->fde_type != SFB_FDE_TYPE_DEFAULT))
 		return SFB_E_FDE_INFO; /* only V3 default FDEs mark outermost so */
+	/* Whether a default-FDE row decodes depends only on its info byte,
+	 * except on s390x (register numbers and scaled CFA offsets live in
+	 * the data words): rows whose info byte was just seen valid need not
+	 * be decoded again. */
+	bool info_decides = f->fde_type == SFB_FDE_TYPE_DEFAULT && s->abi != SFB_ABI_S390X_BE;
+	int last_ok_info = -1;
 	for (uint32_t i = 0; i < f->num_fres; i++) {
 		uint32_t prev = r.start;
 		int err = parse_fre(s, f->fre_type, at, end, &r);
@@ -434,8 +440,11 @@ static int check_fres(const struct sfb_section *s, const struct sfb_fde *f)
 		 * after the last instruction); never beyond it. */
 		if (r.start > limit || (i > 0 && r.start <= prev))
 			return SFB_E_FRE_ORDER;
-		if ((err = decode_row(s, f, &r, &row)))
-			return err;
+		if (!info_decides || r.info != last_ok_info) {
+			if ((err = decode_row(s, f, &r, &row)))
+				return err;
+			last_ok_info = info_decides ? r.info : -1;
+		}
 		at = r.next;
 	}
 	return SFB_OK;

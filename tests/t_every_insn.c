@@ -51,6 +51,7 @@
 #include "backtrace.h"
 #include "check.h"
 #include "chains_lib.h"
+#include "chains_paths.h"
 #include "fixtures/src/chain.h"
 
 /* ---- Groups: which object (and SFrame version) an instruction is in --- */
@@ -455,24 +456,6 @@ struct flow {
 
 /* ---- Set-up ---------------------------------------------------------- */
 
-static char exe_dir[PATH_MAX];
-
-static const char *fixtures_dir(void)
-{
-	static char dir[PATH_MAX + 64];
-	const char *env = getenv("SFB_FIXTURES");
-	if (env && *env)
-		return env;
-	if (access("tests/fixtures/bin/x86_64-v1/libchain.so", R_OK) == 0)
-		return "tests/fixtures/bin";
-#ifdef SFB_CHAINS_SRCDIR
-	if (access(SFB_CHAINS_SRCDIR "/tests/fixtures/bin/x86_64-v1/libchain.so", R_OK) == 0)
-		return SFB_CHAINS_SRCDIR "/tests/fixtures/bin";
-#endif
-	snprintf(dir, sizeof dir, "%s/../../tests/fixtures/bin", exe_dir);
-	return dir;
-}
-
 static void *open_lib(const char *path, int group, uintptr_t *bias_out)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -530,11 +513,7 @@ int main(void)
 	shadow[0] = (struct inst){ (uintptr_t)__builtin_dwarf_cfa(),
 				   (uintptr_t)__builtin_return_address(0), -1, true };
 
-	ssize_t k = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
-	exe_dir[k > 0 ? k : 0] = 0;
-	char *slash = strrchr(exe_dir, '/');
-	if (slash)
-		*slash = 0;
+	find_exe_dir();
 
 	/* The executable's functions and PLT. */
 	static const struct {

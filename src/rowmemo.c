@@ -1,10 +1,22 @@
 /* The row memo; see rowmemo.h. */
 #include "rowmemo.h"
 
+#include "arch.h"
+
 struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((aligned(64)));
 
-bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
-		       struct sfb_simple_row *out)
+_Static_assert(sizeof(struct sfb_memo_entry) == 32, "two entries per cache line");
+
+/* A slot offset as a word count in [-128, -1], or 0 if it is not one. */
+static int8_t slot_of(int32_t off)
+{
+	if (off >= 0 || off % 8 || off < -8 * 128)
+		return 0;
+	return (int8_t)(off / 8);
+}
+
+bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
+		     struct sfb_memo_row *out)
 {
 	const struct sfb_loc *c = &row->cfa, *r = &row->ra, *f = &row->fp;
 	if (row->flags & (SFB_ROW_SIGNAL | SFB_ROW_OUTERMOST | SFB_ROW_MANGLED_RA |
@@ -14,24 +26,35 @@ bool sfb_simple_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		return false;
 	if (r->kind != SFB_LOC_EXPR || !r->deref || r->reg != SFB_REG_CFA)
 		return false;
+	int8_t ra_slot = slot_of(r->off), fp_slot = 0;
+	if (!ra_slot)
+		return false;
 	if (f->kind == SFB_LOC_EXPR) {
-		if (!f->deref || f->reg != SFB_REG_CFA || f->off >= 0 || f->off % 8)
+		if (!f->deref || f->reg != SFB_REG_CFA || !(fp_slot = slot_of(f->off)))
 			return false;
 	} else if (f->kind != SFB_LOC_SAME) {
 		return false;
 	}
-	/* Slots below the CFA, word-aligned: what fast_frames() relies on. */
-	if (r->off >= 0 || r->off % 8)
+	int8_t lowest_slot = fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot;
+	/* With SP as base, the walker checks only the top of the stack:
+	 * an aligned SP plus an aligned offset that reaches above the lowest
+	 * slot gives an aligned CFA whose slots all lie above SP. */
+	if (c->reg == sp_reg &&
+	    (c->off % (int32_t)SFB_CFA_ALIGN || c->off < -8 * (int32_t)lowest_slot))
 		return false;
-	*out = (struct sfb_simple_row){ c->off, r->off,
-					f->kind == SFB_LOC_EXPR ? f->off : 0,
-					c->reg == fp_reg };
+	*out = (struct sfb_memo_row){
+		.cfa_off = c->off,
+		.ra_slot = ra_slot,
+		.fp_slot = fp_slot,
+		.lowest_slot = lowest_slot,
+		.cfa_on_fp = c->reg == fp_reg,
+	};
 	return true;
 }
 
 /* Write one entry, unless another writer holds it (never wait). */
 static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
-		       const struct sfb_simple_row *row)
+		       const struct sfb_memo_row *row)
 {
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
 	if ((seq & 1) || !atomic_compare_exchange_strong_explicit(
@@ -41,17 +64,20 @@ static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 	e->key = key;
 	e->epoch = epoch;
 	e->row = *row;
+	sfb_memo_set_hint(e, e); /* never NULL once written: see walk.c */
 	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
 }
 
-void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_simple_row *row)
+void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 {
 	struct sfb_memo_entry *e = sfb_memo_pair(key);
-	struct sfb_simple_row old;
+	struct sfb_memo_row old;
 	/* The first entry's key, if it is a different one, moves to the
 	 * second entry; the new key takes the first. */
 	uintptr_t old_key = e->key;
 	uint32_t old_epoch = e->epoch;
+	if (old_key == key && old_epoch == epoch)
+		return;
 	if (old_key != key && sfb_memo_try(e, old_key, old_epoch, &old))
 		memo_write(e + 1, old_key, old_epoch, &old);
 	memo_write(e, key, epoch, row);

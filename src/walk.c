@@ -231,85 +231,134 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
 		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
 	}
-	struct sfb_simple_row simple;
-	if (*have_row && sfb_simple_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+	struct sfb_memo_row simple;
+	if (*have_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
 		sfb_memo_put(key, o->epoch, &simple);
 	return 0;
 }
 
+/* The memo entry for the return address pc (looked up at key = pc - 1),
+ * and its row: prev's hint (see rowmemo.h) if it holds key in a confirmed
+ * object, else by hash; prev's hint is then set to what was found.  Out of
+ * line: the fast loop calls it only when the hint fails, which also
+ * happens each time the walk crosses into another object (*epoch is then
+ * updated). */
+static __attribute__((noinline)) const struct sfb_memo_entry *
+memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t key,
+	  uint32_t *epoch, struct sfb_memo_row *row)
+{
+	const struct sfb_object *o;
+	if (key == UINTPTR_MAX || find_object(w, key, &o))
+		return NULL; /* a return address of 0, or no object */
+	*epoch = o->epoch;
+	struct sfb_memo_entry *hint = prev ? sfb_memo_hint(prev) : NULL;
+	if (hint && sfb_memo_try(hint, key, *epoch, row))
+		return hint;
+	struct sfb_memo_entry *e = sfb_memo_get(key, *epoch, row);
+	if (e && prev)
+		sfb_memo_set_hint((struct sfb_memo_entry *)prev, e);
+	return e;
+}
+
 /* The fast path: consecutive return addresses whose rows are memoised
- * (rowmemo.h).  For each, the same computation and checks as step_row()
- * for a row of that shape, with the walk's state in registers; any doubt
- * (an unknown address, an implausible CFA, a slot outside the thread's
- * stack) ends the run, leaving that frame to the general path, which
- * redoes it from scratch and gives the stop reason.  Returns the new frame
- * count; *outermost when a return address of 0 ended the walk. */
+ * (rowmemo.h).  For each, the same computation as step_row() for a row of
+ * that shape, with the walk's state in registers.  The checks are those of
+ * step_row() and cfa_ok() in cheaper form: every slot read lies at or
+ * above SP (so the CFA is above SP and the walk moves up the stack) and at
+ * or below the top of the thread's stack window, and the CFA is aligned.
+ * For an SP-based row, sfb_memo_row_of() has proved all but the top, given
+ * an aligned SP inside the window, which holds on entry and then by
+ * induction.  Any doubt (an unknown address, an implausible CFA) ends the
+ * run, leaving that frame to the general path, which redoes it from
+ * scratch and gives the stop reason.  Returns the new frame count;
+ * *outermost when a return address of 0 ended the walk.  Inlined twice, so
+ * that with_frames is a constant in each copy. */
+static inline __attribute__((always_inline)) int
+fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames,
+	       void **pcs, int n, int size, uint8_t *source, bool *outermost,
+	       const bool with_frames)
+{
+	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
+	const uintptr_t win_hi = w->mem.win[0].hi;
+	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN)
+		return n;
+	/* row and epoch have copies whose addresses memo_find() takes, so
+	 * that they themselves can stay in registers. */
+	struct sfb_memo_row found;
+	uint32_t found_epoch = 0;
+	const struct sfb_memo_entry *e = memo_find(w, NULL, pc - 1, &found_epoch, &found);
+	if (!e)
+		return n;
+	struct sfb_memo_row row = found;
+	uint32_t epoch = found_epoch;
+	uint8_t src = *source;
+	struct sframe_bt_frame *frame_out = frames + n;
+	void **pc_out = pcs + n, **pc_end = pcs + size;
+	const struct sframe_bt_frame *frame_end = frames + size;
+	for (;;) {
+		uintptr_t cfa;
+		if (!row.cfa_on_fp) {
+			cfa = sp + (uintptr_t)(intptr_t)row.cfa_off;
+			if (cfa > win_hi)
+				break;
+		} else {
+			cfa = fp + (uintptr_t)(intptr_t)row.cfa_off;
+			/* Signed: a CFA computed from a garbage FP that is
+			 * below 1 KiB would wrap the lowest slot's address
+			 * round to the top. */
+			uintptr_t lowest = cfa + 8 * (intptr_t)row.lowest_slot;
+			if (cfa % SFB_CFA_ALIGN || (intptr_t)(lowest - sp) < 0 || cfa > win_hi)
+				break;
+		}
+		if (row.fp_slot)
+			fp = __atomic_load_n((const uintptr_t *)(cfa + 8 * (intptr_t)row.fp_slot),
+					     __ATOMIC_RELAXED);
+		if (with_frames) {
+			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src };
+			src = SFRAME_BT_FROM_SFRAME;
+		} else {
+			*pc_out++ = (void *)pc;
+		}
+		pc = __atomic_load_n((const uintptr_t *)(cfa + 8 * (intptr_t)row.ra_slot),
+				     __ATOMIC_RELAXED);
+		sp = SFB_SP_FROM_CFA(cfa);
+		if (with_frames ? frame_out == frame_end : pc_out == pc_end)
+			break;
+		/* A verified entry's hint is never NULL (memo_write() sets
+		 * it to the entry itself before publishing). */
+		const struct sfb_memo_entry *next = sfb_memo_hint(e);
+		if (!sfb_memo_try(next, pc - 1, epoch, &row)) {
+			found_epoch = epoch;
+			next = memo_find(w, e, pc - 1, &found_epoch, &found);
+			if (!next)
+				break;
+			row = found;
+			epoch = found_epoch;
+		}
+		e = next;
+	}
+	int m = with_frames ? (int)(frame_out - frames) : (int)(pc_out - pcs);
+	if (m > n) {
+		*outermost = pc == 0;
+		r->pc = pc;
+		r->sp = sp;
+		r->fp = fp;
+		r->have_all = false;
+		r->have_ra = false;
+		*source = with_frames ? src : SFRAME_BT_FROM_SFRAME;
+	}
+	return m;
+}
+
 SFB_NO_ASAN static int fast_frames(struct walker *w, struct sfb_regs *r,
 				   struct sframe_bt_frame *frames, void **pcs, int n,
 				   int size, uint8_t *source, bool *outermost)
 {
 	if (!w->mem.nwin)
 		return n;
-	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
-	const uintptr_t win_lo = w->mem.win[0].lo, win_span = w->mem.win[0].hi - win_lo - 8;
-	uint8_t src = *source;
-	int first = n;
-	uintptr_t obj_lo = 1, obj_span = 0; /* the current object's range: none yet */
-	uint32_t epoch = 0;
-	while (n < size) {
-		struct sfb_simple_row row;
-		uintptr_t key = pc - 1;
-		if (key - obj_lo >= obj_span) {
-			const struct sfb_object *o;
-			if (find_object(w, key, &o))
-				break;
-			obj_lo = o->map_start;
-			obj_span = o->map_end - o->map_start;
-			epoch = o->epoch;
-		}
-		if (!sfb_memo_get(key, epoch, &row))
-			break;
-		uintptr_t cfa = (row.cfa_on_fp ? fp : sp) + (uintptr_t)(intptr_t)row.cfa_off;
-		uintptr_t ra_at = cfa + (uintptr_t)(intptr_t)row.ra_off;
-		/* cfa_ok() for a frame below the topmost: above SP (the
-		 * subtraction wraps when it is not), near, aligned.  Memoised
-		 * offsets are negative multiples of 8, so the slots below an
-		 * aligned CFA are aligned. */
-		if (cfa - sp - 1 >= MAX_FRAME_SIZE || cfa % SFB_CFA_ALIGN || ra_at < sp ||
-		    ra_at - win_lo > win_span)
-			break;
-		uintptr_t new_fp = fp;
-		if (row.fp_off) {
-			uintptr_t fp_at = cfa + (uintptr_t)(intptr_t)row.fp_off;
-			if (fp_at >= sp) {
-				if (fp_at - win_lo > win_span)
-					break;
-				new_fp = *(const volatile uintptr_t *)fp_at;
-			}
-		}
-		if (frames)
-			frames[n] = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src };
-		else
-			pcs[n] = (void *)pc;
-		n++;
-		src = SFRAME_BT_FROM_SFRAME;
-		pc = *(const volatile uintptr_t *)ra_at;
-		sp = SFB_SP_FROM_CFA(cfa);
-		fp = new_fp;
-		if (pc == 0) {
-			*outermost = true;
-			break;
-		}
-	}
-	if (n > first) {
-		r->pc = pc;
-		r->sp = sp;
-		r->fp = fp;
-		r->have_all = false;
-		r->have_ra = false;
-		*source = src;
-	}
-	return n;
+	if (frames)
+		return fast_frames_as(w, r, frames, NULL, n, size, source, outermost, true);
+	return fast_frames_as(w, r, NULL, pcs, n, size, source, outermost, false);
 }
 
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,

@@ -43,10 +43,11 @@ const char *sframe_bt_stop_name(int stop)
 #define CALLER_REGS(r)                                                        \
 	do {                                                                  \
 		uintptr_t fa_ = (uintptr_t)__builtin_frame_address(0);        \
-		memset(&(r), 0, sizeof(r));                                   \
 		(r).pc = (uintptr_t)__builtin_return_address(0);              \
 		(r).sp = fa_ + 16;                                            \
 		(r).fp = *(const uintptr_t *)fa_;                             \
+		(r).ra = 0;                                                   \
+		(r).have_all = (r).have_ra = false; /* gpr[] unknown: unset */ \
 	} while (0)
 
 static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, void **pcs,

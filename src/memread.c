@@ -127,14 +127,15 @@ static void extend_thread_stack(uintptr_t own_sp)
 void sfb_mem_init(struct sfb_mem *m)
 {
 	uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);
-	memset(m, 0, sizeof *m);
+	m->nwin = m->next = m->probes = 0;
 	m->probe_budget = PROBE_BUDGET;
 	if (!tstack_hi)
 		anchor_thread_stack(own_sp);
 	else if (own_sp < tstack_lo && own_sp >= tstack_hi - MAX_ANCHOR_DISTANCE)
 		extend_thread_stack(own_sp);
-	if (tstack_hi)
-		sfb_mem_add_window(m, tstack_lo, tstack_hi);
+	uintptr_t lo = tstack_lo, hi = tstack_hi;
+	if (hi && lo < hi)
+		m->win[m->nwin++] = (struct sfb_window){ lo, hi };
 	/* Nothing else is trusted without a probe: not even the sigaltstack a
 	 * ucontext names, since a garbage ucontext can name anything. */
 }

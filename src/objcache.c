@@ -47,6 +47,30 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
+/* The main program's description, written once (0 none, 1 being
+ * written, 2 ready) and never changed: see sfb_objcache_permanent(). */
+static struct sfb_object main_object;
+static _Atomic int main_object_state;
+
+const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
+{
+	if (atomic_load_explicit(&main_object_state, memory_order_acquire) != 2 ||
+	    pc - main_object.map_start >= main_object.map_end - main_object.map_start)
+		return NULL;
+	return &main_object;
+}
+
+static void keep_if_permanent(const struct sfb_object *o)
+{
+	int none = 0;
+	if (!o->permanent || o->status != SFB_OK ||
+	    !atomic_compare_exchange_strong_explicit(&main_object_state, &none, 1,
+						     memory_order_acquire, memory_order_relaxed))
+		return;
+	main_object = *o;
+	atomic_store_explicit(&main_object_state, 2, memory_order_release);
+}
+
 static bool slot_claim(unsigned i, uint32_t seen)
 {
 	return atomic_compare_exchange_strong_explicit(&table[i].seq, &seen, seen | 1,
@@ -94,6 +118,19 @@ static void take_fingerprint(struct sfb_object *o, uintptr_t at, uint64_t len)
 		       len < sizeof o->sframe_head ? len : sizeof o->sframe_head);
 }
 
+/* Does the section still begin as it did?  Inline for the usual full
+ * 32 bytes: this runs for every object of every walk. */
+static bool head_matches(const struct sfb_object *o)
+{
+	if (o->sframe_len < sizeof o->sframe_head)
+		return !memcmp((const void *)o->sframe_at, o->sframe_head, o->sframe_len);
+	uint64_t now[4], then[4];
+	memcpy(now, (const void *)o->sframe_at, sizeof now);
+	memcpy(then, o->sframe_head, sizeof then);
+	return ((now[0] ^ then[0]) | (now[1] ^ then[1]) | (now[2] ^ then[2]) |
+		(now[3] ^ then[3])) == 0;
+}
+
 /* Is the object loaded now at o's place the one o describes, as far as
  * o is used: the same executable segment (code is read there) and the same
  * .sframe (rows are read there)?  Each is one program header, compared by
@@ -114,10 +151,7 @@ static bool fingerprint_matches(const struct sfb_object *o)
 	if (o->sframe_ph != SFB_NO_PH) {
 		const ElfW(Phdr) *f = &ph[o->sframe_ph];
 		if (f->p_type != PT_GNU_SFRAME || o->bias + f->p_vaddr != o->sframe_at ||
-		    f->p_memsz != o->sframe_len ||
-		    memcmp((const void *)o->sframe_at, o->sframe_head,
-			   o->sframe_len < sizeof o->sframe_head ? o->sframe_len
-								 : sizeof o->sframe_head))
+		    f->p_memsz != o->sframe_len || !head_matches(o))
 			return false;
 	}
 	return true;
@@ -136,6 +170,8 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
 	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
+	/* The head of the base namespace's chain is the main program. */
+	o->permanent = r->dlfo_link_map && r->dlfo_link_map == _r_debug.r_map;
 	o->epoch = atomic_fetch_add_explicit(&next_epoch, 1, memory_order_relaxed);
 	o->exec_ph = o->sframe_ph = SFB_NO_PH;
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
@@ -198,8 +234,10 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 		uint32_t seq;
 		if (slot_read(i, out, &seq)) {
 			if (out->live && same_object(out, &r)) {
-				if (fingerprint_matches(out))
+				if (fingerprint_matches(out)) {
+					keep_if_permanent(out);
 					return 0;
+				}
 				/* Another object where an unloaded one was. */
 				describe(&r, out);
 				if (slot_claim(i, seq))
@@ -223,6 +261,7 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 
 	/* Not cached: describe it, then publish it where there is room. */
 	describe(&r, out);
+	keep_if_permanent(out);
 	if (free_slot >= 0 && slot_claim((unsigned)free_slot, free_seq)) {
 		slot_publish((unsigned)free_slot, out);
 		return 0;

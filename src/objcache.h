@@ -57,6 +57,7 @@ struct sfb_object {
 	uint8_t source;          /* enum sfb_source */
 	int8_t status;           /* SFB_OK, or why its section was rejected */
 	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
+	uint8_t permanent;       /* the main program: never unloaded */
 	uint32_t epoch;          /* unique per description: keys the row memo */
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
@@ -74,6 +75,12 @@ struct sfb_object {
  * Async-signal-safe.  Returns 0 and a consistent copy in *out, or a
  * sframe_bt_stop reason (SFRAME_BT_STOP_NO_OBJECT, ..._CACHE_FULL). */
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
+
+/* The description of the main program, if pc lies in it and it has been
+ * described: the main program cannot be unloaded (glibc unloads only
+ * objects dlopen() loaded), so this description, made once, is used
+ * without the per-walk confirmation.  Async-signal-safe; NULL otherwise. */
+const struct sfb_object *sfb_objcache_permanent(uintptr_t pc);
 
 /* Discover every loaded object now (dl_iterate_phdr: normal context only).
  * Returns the number of objects with SFrame rows. */

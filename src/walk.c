@@ -23,39 +23,51 @@
 /* Objects a walk has confirmed (through _dl_find_object) and copied:
  * stacks bounce between a program and a few libraries, and each object is
  * confirmed once per walk, never longer, so that no copy outlives a
- * dlclose() that returned before the walk began. */
+ * dlclose() that returned before the walk began.  The main program, which
+ * cannot be unloaded, is not copied: objs[] then points at its permanent
+ * description (objcache.h). */
 #define WALK_OBJECTS 4
 
 struct walker {
 	struct sfb_mem mem;
-	struct sfb_object obj[WALK_OBJECTS];
+	const struct sfb_object *objs[WALK_OBJECTS];
+	struct sfb_object copies[WALK_OBJECTS];
 	unsigned nobj, last, next_obj;
 	unsigned flags;
 };
 
+static inline bool holds(const struct sfb_object *o, uintptr_t pc)
+{
+	return pc - o->map_start < o->map_end - o->map_start;
+}
+
 static inline int find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
-	const struct sfb_object *o = &w->obj[w->last];
-	if (w->nobj && pc - o->map_start < o->map_end - o->map_start) {
-		*out = o;
+	if (w->nobj && holds(w->objs[w->last], pc)) {
+		*out = w->objs[w->last];
 		return 0;
 	}
 	for (unsigned i = 0; i < w->nobj; i++) {
-		o = &w->obj[i];
-		if (pc - o->map_start < o->map_end - o->map_start) {
+		if (holds(w->objs[i], pc)) {
 			w->last = i;
-			*out = o;
+			*out = w->objs[i];
 			return 0;
 		}
 	}
 	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj++ : w->next_obj++ % WALK_OBJECTS;
-	int stop = sfb_objcache_find(pc, &w->obj[i]);
-	if (stop) {
-		w->obj[i].map_start = w->obj[i].map_end = 0; /* matches no PC */
-		return stop;
+	const struct sfb_object *o = sfb_objcache_permanent(pc);
+	if (!o) {
+		int stop = sfb_objcache_find(pc, &w->copies[i]);
+		if (stop) {
+			w->copies[i].map_start = w->copies[i].map_end = 0; /* matches no PC */
+			w->objs[i] = &w->copies[i];
+			return stop;
+		}
+		o = &w->copies[i];
 	}
+	w->objs[i] = o;
 	w->last = i;
-	*out = &w->obj[i];
+	*out = o;
 	return 0;
 }
 

@@ -34,6 +34,9 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_DWARF_SP 7
 #define SFB_DWARF_FP 6
 #define SFB_SP_FROM_CFA(cfa) (cfa)
+/* A call pushes the return address just below the caller's CFA, always:
+ * the memoised rows need not say where it is (rowmemo.h). */
+#define SFB_RA_SLOT (-1)
 #elif defined(__aarch64__)
 #define SFB_DWARF_SP 31
 #define SFB_DWARF_FP 29

@@ -35,6 +35,10 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	} else if (f->kind != SFB_LOC_SAME) {
 		return false;
 	}
+#ifdef SFB_RA_SLOT
+	if (ra_slot != SFB_RA_SLOT)
+		return false;
+#endif
 	int8_t lowest_slot = fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot;
 	/* With SP as base, the walker checks only the top of the stack:
 	 * an aligned SP plus an aligned offset that reaches above the lowest
@@ -42,12 +46,12 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	if (c->reg == sp_reg &&
 	    (c->off % (int32_t)SFB_CFA_ALIGN || c->off < -8 * (int32_t)lowest_slot))
 		return false;
+	if (c->off % 2)
+		return false;
 	*out = (struct sfb_memo_row){
-		.cfa_off = c->off,
+		.cfa_word = c->off | (c->reg == fp_reg),
 		.ra_slot = ra_slot,
 		.fp_slot = fp_slot,
-		.lowest_slot = lowest_slot,
-		.cfa_on_fp = c->reg == fp_reg,
 	};
 	return true;
 }

@@ -7,7 +7,7 @@
  * walk through that address applies the memoised row directly, without
  * the FDE search, the FRE scan and the call-site check.
  *
- * Entries are keyed by the PC looked up and by the object's epoch (a
+ * Entries are keyed by the return address and by the object's epoch (a
  * number describe() gives each object description), so a row cannot
  * outlive its object: a reloaded object gets a new epoch.  Each entry is a
  * seqlock, like the object cache's slots (objcache.h): a writer claims it
@@ -40,14 +40,13 @@
 #define SFB_MEMO_ENTRIES 4096
 
 /* A row of the common shape, compiled.  Slots are in words relative to
- * the CFA, all below it; lowest_slot is the lowest one read, so that one
- * compare with SP shows every read lies above SP. */
+ * the CFA, all below it.  The CFA's base register is in the low bit of
+ * cfa_word, so that one load gives both (offsets are even). */
 struct sfb_memo_row {
-	int32_t cfa_off;
-	int8_t ra_slot;     /* RA at CFA + 8 * ra_slot */
+	int32_t cfa_word;   /* CFA offset | 1 if the base is FP (else SP) */
+	int8_t ra_slot;     /* RA at CFA + 8 * ra_slot (SFB_RA_SLOT where fixed) */
 	int8_t fp_slot;     /* FP at CFA + 8 * fp_slot; 0: FP unchanged */
-	int8_t lowest_slot; /* min(ra_slot, fp_slot if saved) */
-	uint8_t cfa_on_fp;  /* CFA base is FP (else SP) */
+	uint16_t unused;
 };
 
 struct sfb_memo_entry {
@@ -107,8 +106,8 @@ static inline void sfb_memo_set_hint(struct sfb_memo_entry *e, struct sfb_memo_e
 bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		     struct sfb_memo_row *out);
 
-/* Remember the row of key (a return address minus one, verified to
- * follow a call instruction). */
+/* Remember the row of key (a return address, verified to follow a call
+ * instruction; the row is the one of key - 1, the call). */
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
 #endif

@@ -245,32 +245,37 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 	}
 	struct sfb_memo_row simple;
 	if (*have_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
-		sfb_memo_put(key, o->epoch, &simple);
+		sfb_memo_put(pc, o->epoch, &simple);
 	return 0;
 }
 
-/* The memo entry for the return address pc (looked up at key = pc - 1),
- * and its row: prev's hint (see rowmemo.h) if it holds key in a confirmed
- * object, else by hash; prev's hint is then set to what was found.  Out of
- * line: the fast loop calls it only when the hint fails, which also
- * happens each time the walk crosses into another object (*epoch is then
- * updated). */
+/* The memo entry for the return address pc, and its row: prev's hint
+ * (see rowmemo.h) if it holds pc in a confirmed object, else by hash;
+ * prev's hint is then set to what was found.  Out of line: the fast loop
+ * calls it only when the hint fails, which also happens each time the
+ * walk crosses into another object (*epoch is then updated). */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t key,
+memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
 	  uint32_t *epoch, struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
-	if (key == UINTPTR_MAX || find_object(w, key, &o))
+	if (pc == 0 || find_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
 	*epoch = o->epoch;
 	struct sfb_memo_entry *hint = prev ? sfb_memo_hint(prev) : NULL;
-	if (hint && sfb_memo_try(hint, key, *epoch, row))
+	if (hint && sfb_memo_try(hint, pc, *epoch, row))
 		return hint;
-	struct sfb_memo_entry *e = sfb_memo_get(key, *epoch, row);
+	struct sfb_memo_entry *e = sfb_memo_get(pc, *epoch, row);
 	if (e && prev)
 		sfb_memo_set_hint((struct sfb_memo_entry *)prev, e);
 	return e;
 }
+
+#ifdef SFB_RA_SLOT
+#define RA_SLOT(row) SFB_RA_SLOT
+#else
+#define RA_SLOT(row) ((row).ra_slot)
+#endif
 
 /* The fast path: consecutive return addresses whose rows are memoised
  * (rowmemo.h).  For each, the same computation as step_row() for a row of
@@ -298,7 +303,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	 * that they themselves can stay in registers. */
 	struct sfb_memo_row found;
 	uint32_t found_epoch = 0;
-	const struct sfb_memo_entry *e = memo_find(w, NULL, pc - 1, &found_epoch, &found);
+	const struct sfb_memo_entry *e = memo_find(w, NULL, pc, &found_epoch, &found);
 	if (!e)
 		return n;
 	struct sfb_memo_row row = found;
@@ -309,17 +314,19 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	const struct sframe_bt_frame *frame_end = frames + size;
 	for (;;) {
 		uintptr_t cfa;
-		if (!row.cfa_on_fp) {
-			cfa = sp + (uintptr_t)(intptr_t)row.cfa_off;
+		if (!(row.cfa_word & 1)) {
+			cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
 			if (cfa > win_hi)
 				break;
 		} else {
-			cfa = fp + (uintptr_t)(intptr_t)row.cfa_off;
+			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
+			int lowest = row.fp_slot && row.fp_slot < RA_SLOT(row) ? row.fp_slot
+									      : RA_SLOT(row);
 			/* Signed: a CFA computed from a garbage FP that is
 			 * below 1 KiB would wrap the lowest slot's address
 			 * round to the top. */
-			uintptr_t lowest = cfa + 8 * (intptr_t)row.lowest_slot;
-			if (cfa % SFB_CFA_ALIGN || (intptr_t)(lowest - sp) < 0 || cfa > win_hi)
+			if (cfa % SFB_CFA_ALIGN || (intptr_t)(cfa + 8 * (intptr_t)lowest - sp) < 0 ||
+			    cfa > win_hi)
 				break;
 		}
 		if (row.fp_slot)
@@ -331,7 +338,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 		} else {
 			*pc_out++ = (void *)pc;
 		}
-		pc = __atomic_load_n((const uintptr_t *)(cfa + 8 * (intptr_t)row.ra_slot),
+		pc = __atomic_load_n((const uintptr_t *)(cfa + 8 * (intptr_t)RA_SLOT(row)),
 				     __ATOMIC_RELAXED);
 		sp = SFB_SP_FROM_CFA(cfa);
 		if (with_frames ? frame_out == frame_end : pc_out == pc_end)
@@ -339,9 +346,9 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 		/* A verified entry's hint is never NULL (memo_write() sets
 		 * it to the entry itself before publishing). */
 		const struct sfb_memo_entry *next = sfb_memo_hint(e);
-		if (!sfb_memo_try(next, pc - 1, epoch, &row)) {
+		if (!sfb_memo_try(next, pc, epoch, &row)) {
 			found_epoch = epoch;
-			next = memo_find(w, e, pc - 1, &found_epoch, &found);
+			next = memo_find(w, e, pc, &found_epoch, &found);
 			if (!next)
 				break;
 			row = found;

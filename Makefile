@@ -27,10 +27,14 @@ all: lib examples
 
 lib: $(STATIC) $(SHARED)
 
+# Frame pointers: api.c finds its caller through its own frame record.
+# The walker's inner loop needs every register it can get (walk.c steps
+# out of its own frames with their SFrame rows, like any other code).
+frame_flags = $(if $(filter walk,$(1)),-fomit-frame-pointer,-fno-omit-frame-pointer)
 $(B)/obj/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/obj
-	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
+	$(CC) $(LIBFLAGS) $(call frame_flags,$*) -c $< -o $@
 $(B)/pic/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/pic
-	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
+	$(CC) $(LIBFLAGS) $(call frame_flags,$*) -c $< -o $@
 
 $(STATIC): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^

@@ -74,11 +74,15 @@ static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
 				uint32_t epoch, struct sfb_memo_row *row)
 {
 	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-	if ((seq & 1) || e->key != key || e->epoch != epoch)
-		return false;
+	uintptr_t other_key = e->key;
+	uint32_t other_epoch = e->epoch;
 	*row = e->row;
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&e->seq, memory_order_relaxed) == seq;
+	uint32_t again = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	/* One branch for all four conditions, not four: the walker's inner
+	 * loop is limited by branches as much as by instructions.  A row
+	 * read while the entry changed is discarded unused. */
+	return ((other_key ^ key) | ((seq & 1) | (other_epoch ^ epoch) | (again ^ seq))) == 0;
 }
 
 /* The entry holding key in the object of this epoch, and its row; NULL if

@@ -47,28 +47,20 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
-/* The main program's description, written once (0 none, 1 being
- * written, 2 ready) and never changed: see sfb_objcache_permanent(). */
-static struct sfb_object main_object;
-static _Atomic int main_object_state;
-
-const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
-{
-	if (atomic_load_explicit(&main_object_state, memory_order_acquire) != 2 ||
-	    pc - main_object.map_start >= main_object.map_end - main_object.map_start)
-		return NULL;
-	return &main_object;
-}
+/* The main program's description, written once and never changed: see
+ * sfb_objcache_permanent(). */
+struct sfb_object sfb_main_object;
+_Atomic int sfb_main_object_state;
 
 static void keep_if_permanent(const struct sfb_object *o)
 {
 	int none = 0;
 	if (!o->permanent || o->status != SFB_OK ||
-	    !atomic_compare_exchange_strong_explicit(&main_object_state, &none, 1,
+	    !atomic_compare_exchange_strong_explicit(&sfb_main_object_state, &none, 1,
 						     memory_order_acquire, memory_order_relaxed))
 		return;
-	main_object = *o;
-	atomic_store_explicit(&main_object_state, 2, memory_order_release);
+	sfb_main_object = *o;
+	atomic_store_explicit(&sfb_main_object_state, 2, memory_order_release);
 }
 
 static bool slot_claim(unsigned i, uint32_t seen)

@@ -34,6 +34,7 @@
 #ifndef SFB_OBJCACHE_H
 #define SFB_OBJCACHE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include "sframe_decode.h"
 
@@ -80,7 +81,16 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
  * described: the main program cannot be unloaded (glibc unloads only
  * objects dlopen() loaded), so this description, made once, is used
  * without the per-walk confirmation.  Async-signal-safe; NULL otherwise. */
-const struct sfb_object *sfb_objcache_permanent(uintptr_t pc);
+extern struct sfb_object sfb_main_object;
+extern _Atomic int sfb_main_object_state; /* 0 none, 1 being written, 2 ready */
+
+static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
+{
+	if (atomic_load_explicit(&sfb_main_object_state, memory_order_acquire) != 2 ||
+	    pc - sfb_main_object.map_start >= sfb_main_object.map_end - sfb_main_object.map_start)
+		return NULL;
+	return &sfb_main_object;
+}
 
 /* Discover every loaded object now (dl_iterate_phdr: normal context only).
  * Returns the number of objects with SFrame rows. */

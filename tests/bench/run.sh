@@ -280,7 +280,7 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	echo "- sframebt: $rev"
 	echo "- CPU: $cpu, $ncpu CPUs online"
 	echo "- Kernel: $(uname -sr); $glibc"
-	echo "- Compiler: $ccv; library CFLAGS \`${BENCH_CFLAGS:-?}\` (built with -fno-omit-frame-pointer)"
+	echo "- Compiler: $ccv; library CFLAGS \`${BENCH_CFLAGS:-?}\` (src/walk.c with -fomit-frame-pointer, the rest with -fno-omit-frame-pointer)"
 	echo "- Binutils: $bu"
 	echo "- libunwind $(pkgv libunwind-dev), valgrind $(pkgv valgrind), strace $(pkgv strace)"
 	[ -n "$skipped" ] && echo "- **V2/V3 skipped: toolchain unavailable** (${skipped# })"

@@ -309,9 +309,10 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	struct sfb_memo_row row = found;
 	uint32_t epoch = found_epoch;
 	uint8_t src = *source;
-	struct sframe_bt_frame *frame_out = frames + n;
-	void **pc_out = pcs + n, **pc_end = pcs + size;
-	const struct sframe_bt_frame *frame_end = frames + size;
+	/* Only the output in use: arithmetic on the NULL one is undefined. */
+	struct sframe_bt_frame *frame_out = with_frames ? frames + n : NULL;
+	const struct sframe_bt_frame *frame_end = with_frames ? frames + size : NULL;
+	void **pc_out = with_frames ? NULL : pcs + n, **pc_end = with_frames ? NULL : pcs + size;
 	for (;;) {
 		uintptr_t cfa;
 		if (!(row.cfa_word & 1)) {

@@ -1050,6 +1050,30 @@ static uintptr_t ckey[NKEYS + 1];
 static struct sfb_memo_row crow[NKEYS];
 static struct sfb_memo_entry *cpair;
 static _Atomic int cstop;
+/* The workers also stop by themselves at this time: under valgrind's
+ * default scheduler, threads that never block can starve the main thread
+ * out of its nanosleep, so the main thread's stop flag alone could come
+ * hours late. */
+static struct timespec cdeadline;
+
+static bool past_deadline(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > cdeadline.tv_sec ||
+	       (now.tv_sec == cdeadline.tv_sec && now.tv_nsec >= cdeadline.tv_nsec);
+}
+
+static bool keep_going(void)
+{
+	if (atomic_load_explicit(&cstop, memory_order_relaxed))
+		return false;
+	if (past_deadline()) {
+		atomic_store_explicit(&cstop, 1, memory_order_relaxed);
+		return false;
+	}
+	return true;
+}
 
 struct cstat {
 	pthread_t th;
@@ -1093,7 +1117,7 @@ static struct sfb_row row_for_key(uintptr_t key, struct sfb_memo_row *want)
 static void *writer(void *arg)
 {
 	struct cstat *s = arg;
-	while (!atomic_load_explicit(&cstop, memory_order_relaxed)) {
+	while (keep_going()) {
 		for (int k = 0; k < 256; k++) {
 			int i = (int)(rnd_r(&s->seed) % NKEYS);
 			sfb_memo_put(ckey[i], EPOCH, &crow[i]);
@@ -1120,7 +1144,7 @@ static void *reader(void *arg)
 {
 	struct cstat *s = arg;
 	struct sfb_memo_row row;
-	while (!atomic_load_explicit(&cstop, memory_order_relaxed)) {
+	while (keep_going()) {
 		for (int k = 0; k < 256; k++) {
 			int i = (int)(rnd_r(&s->seed) % NKEYS);
 			s->ops++;
@@ -1203,6 +1227,13 @@ NOINL int phase_seqlock(double seconds)
 
 	uint32_t seq0 = atomic_load(&cpair[0].seq) + atomic_load(&cpair[1].seq);
 	atomic_store(&cstop, 0);
+	clock_gettime(CLOCK_MONOTONIC, &cdeadline);
+	cdeadline.tv_sec += (time_t)seconds;
+	cdeadline.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (cdeadline.tv_nsec >= 1000000000L) {
+		cdeadline.tv_sec++;
+		cdeadline.tv_nsec -= 1000000000L;
+	}
 	for (int i = 0; i < NWRITERS; i++) {
 		wst[i].seed = 0x1234567ull * (uint64_t)(i + 1) + rnd();
 		if (pthread_create(&wst[i].th, NULL, writer, &wst[i]) != 0) {

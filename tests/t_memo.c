@@ -53,6 +53,7 @@
 #include <inttypes.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -108,6 +109,8 @@ static double now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+static bool vg; /* under valgrind */
 
 static bool under_valgrind(void)
 {
@@ -708,7 +711,6 @@ static int chain_keys(uintptr_t *keys)
 }
 
 static uint32_t exe_epoch;
-static bool vg; /* under valgrind */
 
 NOINL int phase_stale(void)
 {
@@ -1064,8 +1066,13 @@ static bool past_deadline(void)
 	       (now.tv_sec == cdeadline.tv_sec && now.tv_nsec >= cdeadline.tv_nsec);
 }
 
+
 static bool keep_going(void)
 {
+	/* valgrind runs one thread at a time, each for a long slice: without
+	 * a yield the readers may get no slice before the deadline. */
+	if (vg)
+		sched_yield();
 	if (atomic_load_explicit(&cstop, memory_order_relaxed))
 		return false;
 	if (past_deadline()) {

@@ -48,14 +48,6 @@ static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
 	return false;
 }
 
-/* Inside the first window (the thread's own stack, when known)?  The
- * walker's fast path checks only this one. */
-static inline bool sfb_mem_in_first_window(const struct sfb_mem *m, uintptr_t addr,
-					   unsigned size)
-{
-	return m->nwin && addr - m->win[0].lo <= m->win[0].hi - m->win[0].lo - size;
-}
-
 /* Stack words belong to other frames, whose sanitizer redzones are not
  * ours to respect: the loads are exempt from AddressSanitizer. */
 #if defined(__clang__) || defined(__GNUC__)
@@ -63,6 +55,14 @@ static inline bool sfb_mem_in_first_window(const struct sfb_mem *m, uintptr_t ad
 #else
 #define SFB_NO_ASAN
 #endif
+
+/* The one place a stack word is dereferenced.  Only for an aligned addr
+ * already shown to lie inside a window: by sfb_mem_read(), or by the
+ * walker's fast path, which proves its slots lie in window 0 (walk.c). */
+SFB_NO_ASAN static inline uintptr_t sfb_mem_load_proved(uintptr_t addr)
+{
+	return __atomic_load_n((const uintptr_t *)addr, __ATOMIC_RELAXED);
+}
 
 /* Read one machine word (8 bytes) at addr.  False if unreadable or
  * misaligned. */
@@ -72,7 +72,7 @@ SFB_NO_ASAN static inline bool sfb_mem_read(struct sfb_mem *m, uintptr_t addr, u
 		return false;
 	if (!sfb_mem_in_window(m, addr, 8) && !sfb_mem_slow_ok(m, addr, 8))
 		return false;
-	*out = *(const volatile uintptr_t *)addr;
+	*out = sfb_mem_load_proved(addr);
 	return true;
 }
 

@@ -39,7 +39,7 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	if (ra_slot != SFB_RA_SLOT)
 		return false;
 #endif
-	int8_t lowest_slot = fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot;
+	int lowest_slot = sfb_memo_lowest_slot(ra_slot, fp_slot);
 	/* With SP as base, the walker checks only the top of the stack:
 	 * an aligned SP plus an aligned offset that reaches above the lowest
 	 * slot gives an aligned CFA whose slots all lie above SP. */

@@ -106,6 +106,12 @@ static inline void sfb_memo_set_hint(struct sfb_memo_entry *e, struct sfb_memo_e
 	atomic_store_explicit(&e->next, next, memory_order_relaxed);
 }
 
+/* The lowest slot a row reads (slots are negative; fp_slot 0: none). */
+static inline int sfb_memo_lowest_slot(int ra_slot, int fp_slot)
+{
+	return fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot;
+}
+
 /* Compile row into *out if it has the common shape. */
 bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		     struct sfb_memo_row *out);

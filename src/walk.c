@@ -261,9 +261,12 @@ memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
 	const struct sfb_object *o;
 	if (pc == 0 || find_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
+	/* The caller has tried prev's hint with the old epoch: worth a second
+	 * try only in another object. */
+	bool new_object = o->epoch != *epoch;
 	*epoch = o->epoch;
 	struct sfb_memo_entry *hint = prev ? sfb_memo_hint(prev) : NULL;
-	if (hint && sfb_memo_try(hint, pc, *epoch, row))
+	if (hint && new_object && sfb_memo_try(hint, pc, *epoch, row))
 		return hint;
 	struct sfb_memo_entry *e = sfb_memo_get(pc, *epoch, row);
 	if (e && prev)
@@ -321,8 +324,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 				break;
 		} else {
 			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
-			int lowest = row.fp_slot && row.fp_slot < RA_SLOT(row) ? row.fp_slot
-									      : RA_SLOT(row);
+			int lowest = sfb_memo_lowest_slot(RA_SLOT(row), row.fp_slot);
 			/* Signed: a CFA computed from a garbage FP that is
 			 * below 1 KiB would wrap the lowest slot's address
 			 * round to the top. */
@@ -331,16 +333,14 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 				break;
 		}
 		if (row.fp_slot)
-			fp = __atomic_load_n((const uintptr_t *)(cfa + 8 * (intptr_t)row.fp_slot),
-					     __ATOMIC_RELAXED);
+			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		if (with_frames) {
 			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src };
 			src = SFRAME_BT_FROM_SFRAME;
 		} else {
 			*pc_out++ = (void *)pc;
 		}
-		pc = __atomic_load_n((const uintptr_t *)(cfa + 8 * (intptr_t)RA_SLOT(row)),
-				     __ATOMIC_RELAXED);
+		pc = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)RA_SLOT(row));
 		sp = SFB_SP_FROM_CFA(cfa);
 		if (with_frames ? frame_out == frame_end : pc_out == pc_end)
 			break;

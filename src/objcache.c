@@ -152,7 +152,7 @@ static bool fingerprint_matches(const struct sfb_object *o)
 /* Describe an object from its program headers: its executable segment and
  * its validated PT_GNU_SFRAME section, if any.  Everything read after the
  * headers is checked to lie inside the object's readable PT_LOAD segments. */
-static void describe(const struct dl_find_object *r, struct sfb_object *o)
+static void describe_object(const struct dl_find_object *r, struct sfb_object *o)
 {
 	memset(o, 0, sizeof *o);
 	o->map_start = (uintptr_t)r->dlfo_map_start;
@@ -210,6 +210,14 @@ static void describe(const struct dl_find_object *r, struct sfb_object *o)
 		o->frame_pointer = !!(o->sec.flags & SFB_F_FRAME_POINTER);
 }
 
+/* Describe an object; the main program's description is also kept for
+ * good (sfb_objcache_permanent()). */
+static void describe(const struct dl_find_object *r, struct sfb_object *o)
+{
+	describe_object(r, o);
+	keep_if_permanent(o);
+}
+
 #define MAX_PROBE 64
 
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
@@ -226,10 +234,8 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 		uint32_t seq;
 		if (slot_read(i, out, &seq)) {
 			if (out->live && same_object(out, &r)) {
-				if (fingerprint_matches(out)) {
-					keep_if_permanent(out);
+				if (fingerprint_matches(out))
 					return 0;
-				}
 				/* Another object where an unloaded one was. */
 				describe(&r, out);
 				if (slot_claim(i, seq))
@@ -253,7 +259,6 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 
 	/* Not cached: describe it, then publish it where there is room. */
 	describe(&r, out);
-	keep_if_permanent(out);
 	if (free_slot >= 0 && slot_claim((unsigned)free_slot, free_seq)) {
 		slot_publish((unsigned)free_slot, out);
 		return 0;

@@ -216,11 +216,11 @@ typedef int (*bt_fn)(void **, int);
 
 /* The hand-written frame-pointer walk: what a profiler does with
  * -fno-omit-frame-pointer code.  Checks only what such walkers check (the
- * chain goes up, stays aligned, frames are not absurdly large). */
-static NOINLINE int fp_backtrace(void **buf, int size)
+ * chain goes up, stays aligned, frames are not absurdly large).  Frames
+ * n.. of buf, from the frame record at fp. */
+static inline __attribute__((always_inline)) int fp_walk(const uintptr_t *fp, void **buf,
+							 int n, int size)
 {
-	const uintptr_t *fp = __builtin_frame_address(0);
-	int n = 0;
 	while (n < size) {
 		uintptr_t ra = fp[1];
 		const uintptr_t *next = (const uintptr_t *)fp[0];
@@ -233,6 +233,11 @@ static NOINLINE int fp_backtrace(void **buf, int size)
 		fp = next;
 	}
 	return n;
+}
+
+static NOINLINE int fp_backtrace(void **buf, int size)
+{
+	return fp_walk(__builtin_frame_address(0), buf, 0, size);
 }
 
 static NOINLINE int empty_backtrace(void **buf, int size)
@@ -766,21 +771,8 @@ static int unw_from_uc(void *uc, void **buf, int size)
 static int fp_from_uc(void *ucv, void **buf, int size)
 {
 	const ucontext_t *uc = ucv;
-	const uintptr_t *fp = (const uintptr_t *)uc->uc_mcontext.gregs[REG_RBP];
-	int n = 0;
-	buf[n++] = (void *)uc->uc_mcontext.gregs[REG_RIP];
-	while (n < size) {
-		uintptr_t ra = fp[1];
-		const uintptr_t *next = (const uintptr_t *)fp[0];
-		if (!ra)
-			break;
-		buf[n++] = (void *)ra;
-		if (next <= fp || ((uintptr_t)next & 7) ||
-		    (uintptr_t)next - (uintptr_t)fp > (1u << 24))
-			break;
-		fp = next;
-	}
-	return n;
+	buf[0] = (void *)uc->uc_mcontext.gregs[REG_RIP];
+	return fp_walk((const uintptr_t *)uc->uc_mcontext.gregs[REG_RBP], buf, 1, size);
 }
 
 static bool async_truth(void *const *buf, int n)

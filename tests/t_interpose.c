@@ -3,7 +3,8 @@
  * This program defines malloc, free, calloc, realloc, memalign,
  * posix_memalign, aligned_alloc, pthread_mutex_{lock,trylock,unlock},
  * pthread_rwlock_*, pthread_spin_*, sem_wait/sem_post, dl_iterate_phdr,
- * dladdr and dladdr1 (forwarding to the next definition, found with
+ * dladdr, dladdr1 and the stdio entry points (fopen, fwrite, fputs, fputc,
+ * puts, fflush, vfprintf, printf, fprintf) (forwarding to the next definition, found with
  * dlsym(RTLD_NEXT); dlsym's own allocations come from a static buffer),
  * and syscall() (counting SYS_futex).  Each counts its calls while the
  * global flag `window` is set.  The flag is set right before and cleared
@@ -25,7 +26,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <ucontext.h>
@@ -45,6 +48,7 @@ enum {
 	C_RW_TIMEDWRLOCK, C_RW_UNLOCK,
 	C_SPIN_LOCK, C_SPIN_TRYLOCK, C_SPIN_UNLOCK, C_SEM_WAIT, C_SEM_POST,
 	C_FUTEX, C_DL_ITERATE_PHDR, C_DLADDR, C_DLADDR1,
+	C_FOPEN, C_FWRITE, C_FPUTS, C_FPUTC, C_PUTS, C_FFLUSH, C_VFPRINTF, C_PRINTF, C_FPRINTF,
 	C_N
 };
 static const char *const cname[C_N] = {
@@ -55,6 +59,7 @@ static const char *const cname[C_N] = {
 	"pthread_rwlock_unlock", "pthread_spin_lock", "pthread_spin_trylock",
 	"pthread_spin_unlock", "sem_wait", "sem_post", "syscall(SYS_futex)",
 	"dl_iterate_phdr", "dladdr", "dladdr1",
+	"fopen", "fwrite", "fputs", "fputc", "puts", "fflush", "vfprintf", "printf", "fprintf",
 };
 
 /* 0: not in a window; W_WALK: a backtrace call; W_SYM: a symbolization
@@ -227,6 +232,40 @@ FORWARD(int, dl_iterate_phdr, C_DL_ITERATE_PHDR,
 	(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data), (cb, data))
 FORWARD(int, dladdr, C_DLADDR, (const void *a, Dl_info *i), (a, i))
 FORWARD(int, dladdr1, C_DLADDR1, (const void *a, Dl_info *i, void **e, int f), (a, i, e, f))
+/* stdio: every call takes the stream's lock (and may allocate its buffer). */
+FORWARD(FILE *, fopen, C_FOPEN, (const char *__restrict p, const char *__restrict m), (p, m))
+FORWARD(size_t, fwrite, C_FWRITE,
+	(const void *__restrict b, size_t z, size_t n, FILE *__restrict f), (b, z, n, f))
+FORWARD(int, fputs, C_FPUTS, (const char *__restrict b, FILE *__restrict f), (b, f))
+FORWARD(int, fputc, C_FPUTC, (int c, FILE *f), (c, f))
+FORWARD(int, puts, C_PUTS, (const char *b), (b))
+FORWARD(int, fflush, C_FFLUSH, (FILE * f), (f))
+FORWARD(int, vfprintf, C_VFPRINTF,
+	(FILE *__restrict f, const char *__restrict fmt, va_list ap), (f, fmt, ap))
+
+int printf(const char *__restrict fmt, ...)
+{
+	COUNT(C_PRINTF);
+	if (!r_vfprintf)
+		resolve_vfprintf();
+	va_list ap;
+	va_start(ap, fmt);
+	int r = r_vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int fprintf(FILE *__restrict f, const char *__restrict fmt, ...)
+{
+	COUNT(C_FPRINTF);
+	if (!r_vfprintf)
+		resolve_vfprintf();
+	va_list ap;
+	va_start(ap, fmt);
+	int r = r_vfprintf(f, fmt, ap);
+	va_end(ap);
+	return r;
+}
 
 static long (*r_syscall)(long, ...);
 
@@ -510,11 +549,17 @@ int main(void)
 	pthread_rwlock_unlock(&rw);
 	Dl_info di;
 	dladdr((void *)main, &di);
+	fflush(stdout);
+	/* Prints nothing, in a form the compiler does not turn into another
+	 * call (it does "%s" into fputs). */
+	fprintf(stderr, "%.*s", 0, "x");
 	window = W_NONE;
 	CHECK(atomic_load(&counts[W_CONTROL][C_MUTEX_LOCK]) == 1 &&
 	      atomic_load(&counts[W_CONTROL][C_RW_RDLOCK]) == 1 &&
-	      atomic_load(&counts[W_CONTROL][C_DLADDR]) == 1,
-	      "control: mutex, rwlock and dladdr calls in a window are counted");
+	      atomic_load(&counts[W_CONTROL][C_DLADDR]) == 1 &&
+	      atomic_load(&counts[W_CONTROL][C_FFLUSH]) == 1 &&
+	      atomic_load(&counts[W_CONTROL][C_FPRINTF]) == 1,
+	      "control: mutex, rwlock, dladdr and stdio calls in a window are counted");
 	reset(W_CONTROL);
 
 	/* Phase 1.  Nothing has called the library yet: the first SIGPROF

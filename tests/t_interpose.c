@@ -243,26 +243,28 @@ FORWARD(int, fflush, C_FFLUSH, (FILE * f), (f))
 FORWARD(int, vfprintf, C_VFPRINTF,
 	(FILE *__restrict f, const char *__restrict fmt, va_list ap), (f, fmt, ap))
 
-int printf(const char *__restrict fmt, ...)
+static int counted_vfprintf(int c, FILE *f, const char *fmt, va_list ap)
 {
-	COUNT(C_PRINTF);
+	COUNT(c);
 	if (!r_vfprintf)
 		resolve_vfprintf();
+	return r_vfprintf(f, fmt, ap);
+}
+
+int printf(const char *__restrict fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int r = r_vfprintf(stdout, fmt, ap);
+	int r = counted_vfprintf(C_PRINTF, stdout, fmt, ap);
 	va_end(ap);
 	return r;
 }
 
 int fprintf(FILE *__restrict f, const char *__restrict fmt, ...)
 {
-	COUNT(C_FPRINTF);
-	if (!r_vfprintf)
-		resolve_vfprintf();
 	va_list ap;
 	va_start(ap, fmt);
-	int r = r_vfprintf(f, fmt, ap);
+	int r = counted_vfprintf(C_FPRINTF, f, fmt, ap);
 	va_end(ap);
 	return r;
 }

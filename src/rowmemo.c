@@ -56,6 +56,18 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	return true;
 }
 
+void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
+			 struct sfb_row *row)
+{
+	int on_fp = m->cfa_word & 1;
+	*row = (struct sfb_row){
+		.cfa = { SFB_LOC_EXPR, 0, (uint16_t)(on_fp ? fp_reg : sp_reg), m->cfa_word - on_fp },
+		.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->ra_slot },
+		.fp = m->fp_slot ? (struct sfb_loc){ SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->fp_slot }
+				 : (struct sfb_loc){ SFB_LOC_SAME, 0, 0, 0 },
+	};
+}
+
 /* Write one entry, unless another writer holds it (never wait). */
 static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 		       const struct sfb_memo_row *row)
@@ -85,4 +97,9 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 	if (old_key != key && sfb_memo_try(e, old_key, old_epoch, &old))
 		memo_write(e + 1, old_key, old_epoch, &old);
 	memo_write(e, key, epoch, row);
+}
+
+void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
+{
+	memo_write(sfb_memo_pair(key) + 1, key, epoch, row);
 }

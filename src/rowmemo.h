@@ -85,6 +85,15 @@ static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
 	return ((other_key ^ key) | ((seq & 1) | (other_epoch ^ epoch) | (again ^ seq))) == 0;
 }
 
+/* Rows are memoised for exact PCs too (the interrupted instruction of a
+ * signal): a profiler's samples keep landing on the same hot instructions,
+ * and by the time the next sample comes, the lines of .sframe a lookup
+ * reads have gone cold.  The key is the PC with the top bit set, which no
+ * user-space address has, so an exact PC and the same address taken as a
+ * return address (whose row is the call's, at pc - 1) never share an
+ * entry. */
+#define SFB_MEMO_EXACT(pc) ((uintptr_t)(pc) | (uintptr_t)1 << 63)
+
 /* The entry holding key in the object of this epoch, and its row; NULL if
  * none. */
 static inline struct sfb_memo_entry *sfb_memo_get(uintptr_t key, uint32_t epoch,
@@ -116,8 +125,19 @@ static inline int sfb_memo_lowest_slot(int ra_slot, int fp_slot)
 bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		     struct sfb_memo_row *out);
 
+/* The row that row_of() compiled, as the decoder would give it (without
+ * its PC range and flags, which the walker does not use for such a row). */
+void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
+			 struct sfb_row *row);
+
 /* Remember the row of key (a return address, verified to follow a call
  * instruction; the row is the one of key - 1, the call). */
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
+
+/* Remember the row of an exact PC (key: SFB_MEMO_EXACT(pc)).  It goes to
+ * the second entry of its pair only: samples spread over many
+ * instructions, and must not push out the return addresses that every
+ * walk needs. */
+void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
 #endif

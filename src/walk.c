@@ -231,10 +231,21 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 	bool has_rows = (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY) &&
 			o->status == SFB_OK;
 	uintptr_t key = exact ? pc : pc - 1;
+	struct sfb_memo_row simple;
 	*is_signal = false;
+	/* A memoised exact row is what the lines below gave last time: a row
+	 * of the common shape, which is no trampoline's. */
+	if (exact && has_rows && sfb_memo_get(SFB_MEMO_EXACT(pc), o->epoch, &simple)) {
+		sfb_memo_row_expand(&simple, SFB_DWARF_SP, SFB_DWARF_FP, row);
+		*have_row = true;
+		return 0;
+	}
 	*have_row = has_rows && sfb_lookup(&o->sec, key, row) == SFB_OK;
 	if (!*have_row || (row->flags & SFB_ROW_SIGNAL))
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
+	if (exact && *have_row && !*is_signal &&
+	    sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), o->epoch, &simple);
 	if (exact || *is_signal)
 		return 0;
 	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
@@ -243,7 +254,6 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
 		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
 	}
-	struct sfb_memo_row simple;
 	if (*have_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
 		sfb_memo_put(pc, o->epoch, &simple);
 	return 0;

@@ -238,6 +238,8 @@ static bool jmp_via_got(uintptr_t pc)
 	return (c[0] == 0xff && c[1] == 0x25) || (c[0] == 0xf2 && c[1] == 0xff && c[2] == 0x25);
 }
 
+static unsigned long again_same, again_differ; /* second walk at the same instruction */
+
 static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int where,
 		       bool from_tracked)
 {
@@ -273,6 +275,20 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 	struct sframe_bt_status st;
 	memset(fr, 0, sizeof fr);
 	int n = sframe_backtrace_ex(uc, fr, L + 4, 0, &st);
+	/* Again: where the first walk memoised this exact PC's row, the second
+	 * takes it from the memo (walk.c: classify), and must not differ. */
+	{
+		struct sframe_bt_frame fr2[MAXS + 8];
+		struct sframe_bt_status st2;
+		memset(fr2, 0, sizeof fr2);
+		int n2 = sframe_backtrace_ex(uc, fr2, L + 4, 0, &st2);
+		if (n2 == n && !memcmp(fr, fr2, sizeof fr[0] * (size_t)n) && st2.stop == st.stop &&
+		    st2.stop_pc == st.stop_pc && st2.frames_sframe == st.frames_sframe &&
+		    st2.frames_fp == st.frames_fp && st2.frames_signal == st.frames_signal)
+			again_same++;
+		else
+			again_differ++;
+	}
 
 	/* Expected frame j: pc = chain[L-j].ra (pc itself for j = 0), in the
 	 * function of chain[L-1-j], with that instance's CFA. */
@@ -720,6 +736,10 @@ int main(void)
 	       steps, unchecked, unverifiable, confused, now() - t0);
 	/* (unverifiable: PLT stubs called from untracked code, e.g. the
 	 * interceptors of a sanitizer build) */
+	if (!under_valgrind())
+		CHECK(again_differ == 0 && again_same > 1000,
+		      "a second walk at each checked instruction (the exact-PC memo's) equals "
+		      "the first: %lu of %lu", again_same, again_same + again_differ);
 	CHECK(confused == 0, "shadow stack consistent at every checked instruction (%lu confused; "
 	      "%lu unverifiable, not checked)", confused, unverifiable);
 

@@ -34,6 +34,14 @@
  *    check, shows it does when the decoys are made valid; skipped under
  *    valgrind, as its walks read stack words never written).  Then the
  *    table is wiped and the walks checked again from cold.
+ * 5. Exact PCs (a ucontext's, memoised under their own key in the second
+ *    entry of its pair): after a walk from take()'s getcontext(), the entry
+ *    is there, and later walks from it are right; with decoys in its pair
+ *    (the kinds above, and the return-address key of the same address)
+ *    walks stay right, and a control shows that a valid wrong row there is
+ *    used; and with a valid-looking entry under the exact key in the pair
+ *    of every return address, walks stay right (an exact row never serves
+ *    a return address).
  * 3. Seqlock: two writer threads sfb_memo_put() keys that all fall into one
  *    pair, with rows derived from the key, while three readers
  *    sfb_memo_get()/sfb_memo_try() them: every read that succeeds must
@@ -153,8 +161,10 @@ static void entry_clear(struct sfb_memo_entry *e)
 
 /* ---- The memo's layout (rowmemo.h), in one place ------------------------- */
 
-/* Entries are keyed by the return address itself (walk.c: classify). */
+/* Entries are keyed by the return address itself (walk.c: classify), and
+ * an exact PC (a ucontext's) by the PC with the top bit set. */
 #define MEMO_KEY(ra) ((uintptr_t)(ra))
+#define MEMO_EXACT_KEY(pc) ((uintptr_t)(pc) | (uintptr_t)1 << 63)
 
 /* A compiled row: the CFA offset with the base (FP: 1) in its low bit. */
 static int32_t mr_cfa_off(const struct sfb_memo_row *r) { return r->cfa_word & ~(int32_t)1; }
@@ -530,6 +540,14 @@ static struct sfb_row ROW(struct sfb_loc cfa, struct sfb_loc ra, struct sfb_loc 
 	return r;
 }
 
+static bool loc_eq(const struct sfb_loc *a, const struct sfb_loc *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	return a->kind != SFB_LOC_EXPR ||
+	       (a->deref == b->deref && a->reg == b->reg && a->off == b->off);
+}
+
 static void refuse(const char *what, struct sfb_row row, int sp, int fp)
 {
 	struct sfb_memo_row out;
@@ -561,6 +579,16 @@ static void accept(const char *what, struct sfb_row row, int sp, int fp, int32_t
 		      mr_ra_slot(&out) == ra_slot && mr_fp_slot(&out) == fp_slot,
 	      "row_of accepts: %s -> %s (%s%s)", what, want, ok ? "got " : "refused",
 	      ok ? got : "");
+	/* An exact PC's memoised row is expanded back for the general step:
+	 * it must give the rules it was compiled from. */
+	if (ok) {
+		struct sfb_row back;
+		memset(&back, 0x5a, sizeof back);
+		sfb_memo_row_expand(&out, sp, fp, &back);
+		CHECK(loc_eq(&back.cfa, &row.cfa) && loc_eq(&back.ra, &row.ra) &&
+			      loc_eq(&back.fp, &row.fp) && back.flags == 0,
+		      "row_expand gives back: %s", what);
+	}
 }
 
 static void test_row_of(void)
@@ -872,19 +900,30 @@ static void clear_decoys(void)
 	ndecoy = 0;
 }
 
+static void fill_decoy(struct sfb_memo_entry *d, uintptr_t key, unsigned kind, bool valid);
+
 /* Plant a decoy of key: looks like its entry, but is not usable (unless
  * valid, the control), and has a row that would change the walk. */
 static struct sfb_memo_entry *plant(uintptr_t key, unsigned kind, bool valid)
 {
 	if (ndecoy >= ndecoy_slot)
 		return NULL;
-	struct sfb_memo_entry *d = decoy_slot[ndecoy], *real = entry_of(key);
+	struct sfb_memo_entry *d = decoy_slot[ndecoy];
 	decoy_for[ndecoy++] = key;
-	/* Two words up: not this frame's RA. */
+	fill_decoy(d, key, kind, valid);
+	return d;
+}
+
+/* Make d an entry for key whose row is wrong (two words up: not the
+ * frame's RA), usable (valid) or spoilt in one way (kind). */
+static void fill_decoy(struct sfb_memo_entry *d, uintptr_t key, unsigned kind, bool valid)
+{
+	struct sfb_memo_entry *real = entry_of(key);
 	struct sfb_memo_row row = mr_make(16, 0, -1, 0);
 	if (real)
 		row = mr_make(mr_cfa_off(&real->row) + 16, mr_on_fp(&real->row),
 			      mr_ra_slot(&real->row), mr_fp_slot(&real->row));
+	atomic_store(&d->seq, 1);
 	d->row = row;
 	d->key = key;
 	d->epoch = exe_epoch;
@@ -907,7 +946,6 @@ static struct sfb_memo_entry *plant(uintptr_t key, unsigned kind, bool valid)
 	}
 	sfb_memo_set_hint(d, d);
 	atomic_store(&d->seq, seq);
-	return d;
 }
 
 static void pre_walk_corrupt(void)
@@ -1039,6 +1077,114 @@ NOINL int phase_corrupt(void)
 		judge(&t);
 	}
 	tally_report(&t);
+	return (int)(sink & 1);
+}
+
+/* ---- Part 5: exact PCs --------------------------------------------------------------- */
+
+/* A ucontext's PC is exact; its row is memoised under MEMO_EXACT_KEY in
+ * the second entry of that key's pair (walk.c: classify).  take()'s
+ * getcontext() gives the same PC every time. */
+enum exact_mode { X_DECOY, X_CONTROL, X_CROSS, NX };
+static const char *const exact_name[NX] = {
+	"exact PC: its pair holds decoys (wrong epoch, busy, key+1, epoch 0, the "
+	"return-address key of the same address)",
+	"control: exact decoys made valid",
+	"every return address's pair holds a valid-looking entry under the exact key",
+};
+static enum exact_mode exact_mode;
+static uintptr_t uc_pc;
+static unsigned long exact_walks;
+
+static void pre_walk_exact(void)
+{
+	exact_walks++;
+	if (exact_mode == X_CROSS) {
+		/* An exact PC's row must never serve a return address. */
+		uintptr_t exp[MAXF + 8];
+		int e = expected(exp);
+		for (int i = 1; i < e; i++) {
+			struct sfb_memo_entry *p = sfb_memo_pair(MEMO_KEY(exp[i]));
+			for (int k = 0; k < 2; k++)
+				fill_decoy(&p[k], MEMO_EXACT_KEY(exp[i]), 0, true);
+		}
+		return;
+	}
+	if (W.cur_api != API_UC)
+		return;
+	struct sfb_memo_entry *p = sfb_memo_pair(MEMO_EXACT_KEY(uc_pc));
+	unsigned kind = (unsigned)(exact_walks % 5);
+	for (int k = 0; k < 2; k++) {
+		fill_decoy(&p[k], MEMO_EXACT_KEY(uc_pc), kind, exact_mode == X_CONTROL || kind == 4);
+		if (exact_mode == X_DECOY && kind == 4)
+			p[k].key = MEMO_KEY(uc_pc); /* valid, but the return-address key */
+	}
+}
+
+NOINL int phase_exact(void)
+{
+	phase_ra = RA0();
+	/* A walk from take()'s ucontext memoises its exact PC. */
+	path[0] = F_A;
+	W.apis = A_UC;
+	W.size = MAXF;
+	drive(path, 1);
+	uc_pc = W.n_uc > 0 ? (uintptr_t)W.ucs[0] : 0;
+	drive(path, 1);
+	struct sfb_memo_entry *e = uc_pc ? entry_of(MEMO_EXACT_KEY(uc_pc)) : NULL;
+	CHECK(e && e == sfb_memo_pair(MEMO_EXACT_KEY(uc_pc)) + 1 && e->epoch == exe_epoch &&
+		      !entry_of(MEMO_KEY(uc_pc)),
+	      "the exact PC %#" PRIxPTR " (%s) is memoised, in the second entry of its pair, "
+	      "with the program's epoch, and not under its return-address key",
+	      uc_pc, sym_of(uc_pc));
+	if (!e)
+		return (int)(sink & 1);
+
+	/* Then walks from it must stay right, with that entry used. */
+	struct tally t0 = { .phase = "exact PC memoised" };
+	for (int i = 0; i < scaled(1000); i++) {
+		int len = random_path();
+		W.apis = A_UC;
+		W.size = random_size(len);
+		drive(path, len);
+		judge(&t0);
+	}
+	tally_report(&t0);
+
+	char name[200];
+	for (int m = 0; m < NX; m++) {
+		if (m == X_CONTROL && vg) {
+			printf("# exact control skipped under valgrind (stack words never "
+			       "written)\n");
+			continue;
+		}
+		exact_mode = (enum exact_mode)m;
+		snprintf(name, sizeof name, "%s", exact_name[m]);
+		struct tally t = { .phase = name, .printed = m == X_CONTROL ? 3 : 0 };
+		pre_walk = pre_walk_exact;
+		for (int i = 0; i < scaled(m == X_CONTROL ? 200 : 1000); i++) {
+			int len = random_path();
+			W.apis = m == X_CROSS ? A_UC | A_PCS | A_EX : A_UC;
+			W.size = i % 4 == 3 ? random_size(len) : MAXF;
+			drive(path, len);
+			judge(&t);
+		}
+		pre_walk = NULL;
+		/* The control's entries are valid: gone before the next mode. */
+		struct sfb_memo_entry *p = sfb_memo_pair(MEMO_EXACT_KEY(uc_pc));
+		entry_clear(&p[0]);
+		entry_clear(&p[1]);
+		if (m == X_CONTROL) {
+			CHECK(t.bad[API_UC] > t.n[API_UC] / 2,
+			      "control: with a valid wrong row under the exact key, %lu of %lu "
+			      "ucontext walks differ from the ground truth (the entry is used)",
+			      t.bad[API_UC], t.n[API_UC]);
+		} else {
+			tally_report(&t);
+		}
+	}
+	for (int i = 0; i < SFB_MEMO_ENTRIES; i++)
+		entry_clear(&sfb_memo[i]);
 	return (int)(sink & 1);
 }
 
@@ -1355,10 +1501,11 @@ int main(void)
 	phase_stale();
 	double t1 = now_s();
 	phase_corrupt();
+	phase_exact();
 	double t2 = now_s();
 	phase_seqlock(seconds);
 	double t3 = now_s();
-	printf("# times: row_of and stale hints %.3f s, corrupted hints %.3f s, seqlock %.3f s\n", t1 - t0,
+	printf("# times: row_of and stale hints %.3f s, corrupted hints and exact PCs %.3f s, seqlock %.3f s\n", t1 - t0,
 	       t2 - t1, t3 - t2);
 	CHECK_DONE();
 }

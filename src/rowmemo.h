@@ -80,9 +80,11 @@ static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
 	atomic_thread_fence(memory_order_acquire);
 	uint32_t again = atomic_load_explicit(&e->seq, memory_order_relaxed);
 	/* One branch for all four conditions, not four: the walker's inner
-	 * loop is limited by branches as much as by instructions.  A row
-	 * read while the entry changed is discarded unused. */
-	return ((other_key ^ key) | ((seq & 1) | (other_epoch ^ epoch) | (again ^ seq))) == 0;
+	 * loop is limited by branches as much as by instructions.  "seq even
+	 * and unchanged" is again == (seq & ~1): an odd seq would have to go
+	 * back by one.  A row read while the entry changed is discarded
+	 * unused. */
+	return ((other_key ^ key) | (other_epoch ^ epoch) | (again ^ (seq & ~1u))) == 0;
 }
 
 /* Rows are memoised for exact PCs too (the interrupted instruction of a

@@ -342,7 +342,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			    cfa > win_hi)
 				break;
 		}
-		if (row.fp_slot)
+		if (__builtin_expect(row.fp_slot != 0, 1))
 			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		if (with_frames) {
 			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src };

@@ -1087,8 +1087,8 @@ NOINL int phase_corrupt(void)
  * getcontext() gives the same PC every time. */
 enum exact_mode { X_DECOY, X_CONTROL, X_CROSS, NX };
 static const char *const exact_name[NX] = {
-	"exact PC: its pair holds decoys (wrong epoch, busy, key+1, epoch 0, the "
-	"return-address key of the same address)",
+	("exact PC: its pair holds decoys (wrong epoch, busy, key+1, epoch 0, the "
+	 "return-address key of the same address)"),
 	"control: exact decoys made valid",
 	"every return address's pair holds a valid-looking entry under the exact key",
 };
@@ -1151,7 +1151,6 @@ NOINL int phase_exact(void)
 	}
 	tally_report(&t0);
 
-	char name[200];
 	for (int m = 0; m < NX; m++) {
 		if (m == X_CONTROL && vg) {
 			printf("# exact control skipped under valgrind (stack words never "
@@ -1159,8 +1158,7 @@ NOINL int phase_exact(void)
 			continue;
 		}
 		exact_mode = (enum exact_mode)m;
-		snprintf(name, sizeof name, "%s", exact_name[m]);
-		struct tally t = { .phase = name, .printed = m == X_CONTROL ? 3 : 0 };
+		struct tally t = { .phase = exact_name[m], .printed = m == X_CONTROL ? 3 : 0 };
 		pre_walk = pre_walk_exact;
 		for (int i = 0; i < scaled(m == X_CONTROL ? 200 : 1000); i++) {
 			int len = random_path();

@@ -28,6 +28,7 @@
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -454,6 +455,35 @@ NOINL void *it_entry(void *arg)
 	return (void *)(long)r;
 }
 
+/* Start it_entry() on a new thread, send it count SIGUSR1, each once the
+ * last one's handler has recorded, then stop it.  False if a handler did
+ * not record within 5 s. */
+static bool signal_spinning_thread(int count)
+{
+	pthread_t th;
+	spin_stop = 0;
+	atomic_store(&t_ready, 0);
+	pthread_create(&th, NULL, it_entry, NULL);
+	while (!atomic_load(&t_ready))
+		sched_yield();
+	bool lost = false;
+	for (int i = 0; i < count && !lost; i++) {
+		int before = atomic_load(&nrec);
+		if (before >= MAXREC)
+			break;
+		pthread_kill(th, SIGUSR1);
+		double w0 = now_s();
+		while (atomic_load(&nrec) == before)
+			if (now_s() - w0 > 5) {
+				lost = true;
+				break;
+			}
+	}
+	spin_stop = 1;
+	pthread_join(th, NULL);
+	return !lost;
+}
+
 /* ---- Phase 4: the shared library, dlopen()ed ------------------------------------------
  * Thread-local data of a dlopen()ed object is allocated lazily, per thread,
  * by __tls_get_addr() calling malloc: a library that keeps per-thread state
@@ -599,27 +629,9 @@ int main(void)
 	reset(W_SYM);
 
 	/* Phase 2. */
-	pthread_t th;
-	pthread_create(&th, NULL, it_entry, NULL);
-	while (!atomic_load(&t_ready))
-		sched_yield();
-	int lost = 0;
-	for (int i = 0; i < n1 / 2 && !lost; i++) {
-		int before = atomic_load(&nrec);
-		if (before >= MAXREC)
-			break;
-		pthread_kill(th, SIGUSR1);
-		double w0 = now_s();
-		while (atomic_load(&nrec) == before)
-			if (now_s() - w0 > 5) {
-				lost = 1;
-				break;
-			}
-	}
-	spin_stop = 1;
-	pthread_join(th, NULL);
+	bool all_recorded = signal_spinning_thread(n1 / 2);
 	int end2 = atomic_load(&nrec);
-	CHECK(!lost && end2 > end1, "SIGUSR1 to a second thread: %d handlers ran", end2 - end1);
+	CHECK(all_recorded && end2 > end1, "SIGUSR1 to a second thread: %d handlers ran", end2 - end1);
 	summarize("SIGUSR1 on a second thread", end1, end2, chain2, 4, 1);
 	print_counts("SIGUSR1 walks", W_WALK);
 	print_counts("SIGUSR1 symbolization", W_SYM);
@@ -654,6 +666,7 @@ int main(void)
 	CHECK(tls_touch != NULL, "dlopen %s", tls_path);
 	if (tls_touch) {
 		reset(W_CONTROL);
+		pthread_t th;
 		pthread_create(&th, NULL, tls_thread, NULL);
 		pthread_join(th, NULL);
 		CHECK(total(W_CONTROL) > 0,
@@ -682,29 +695,10 @@ int main(void)
 	if (so_bt_uc && so_bt_ex && so_bt) {
 		sa.sa_sigaction = so_handler;
 		sigaction(SIGUSR1, &sa, NULL);
-		spin_stop = 0;
-		atomic_store(&t_ready, 0);
-		pthread_create(&th, NULL, it_entry, NULL);
-		while (!atomic_load(&t_ready))
-			sched_yield();
 		int start4 = atomic_load(&nrec);
-		lost = 0;
-		for (int i = 0; i < n1 / 2 && !lost; i++) {
-			int before = atomic_load(&nrec);
-			if (before >= MAXREC)
-				break;
-			pthread_kill(th, SIGUSR1);
-			double w0 = now_s();
-			while (atomic_load(&nrec) == before)
-				if (now_s() - w0 > 5) {
-					lost = 1;
-					break;
-				}
-		}
-		spin_stop = 1;
-		pthread_join(th, NULL);
+		all_recorded = signal_spinning_thread(n1 / 2);
 		int end4 = atomic_load(&nrec);
-		CHECK(!lost && end4 > start4, "dlopen()ed libsframebt.so, fresh thread: %d handlers",
+		CHECK(all_recorded && end4 > start4, "dlopen()ed libsframebt.so, fresh thread: %d handlers",
 		      end4 - start4);
 		summarize("libsframebt.so from SIGUSR1 on a fresh thread", start4, end4, chain2, 4, 0);
 		print_counts("libsframebt.so walks", W_WALK);

@@ -467,6 +467,19 @@ static void add_row(int kind, int build)
 
 /* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
  * the frame count of every iteration and the PCs of the last. */
+/* The rows every timing mode compares: the FP walk and sframebt on the FP
+ * build, then sframebt, libunwind and glibc on each SFrame build. */
+static void add_method_rows(void)
+{
+	add_row(MK_FP, B_FP);
+	add_row(MK_SFB, B_FP);
+	for (int b = B_V1; b < B_COUNT; b++) {
+		add_row(MK_SFB, b);
+		add_row(MK_UNW, b);
+		add_row(MK_GLIBC, b);
+	}
+}
+
 static double batch_wall(struct row *rw, int di, long iters, int cg, double *wall)
 {
 	const struct build *b = &builds[rw->build];
@@ -607,13 +620,7 @@ static int mode_time(void)
 	loadavg(load0, sizeof load0);
 	load_builds();
 	find_site0();
-	add_row(MK_FP, B_FP);
-	add_row(MK_SFB, B_FP);
-	for (int b = B_V1; b < B_COUNT; b++) {
-		add_row(MK_SFB, b);
-		add_row(MK_UNW, b);
-		add_row(MK_GLIBC, b);
-	}
+	add_method_rows();
 	/* Warm-up: discovery, libgcc_s, libunwind caches, page faults. */
 	for (int i = 0; i < nrows; i++)
 		for (int d = 0; d < 3; d++)
@@ -1264,13 +1271,7 @@ static int mode_callgrind(void)
 	load_builds();
 	find_site0();
 	add_row(MK_EMPTY, B_FP);
-	add_row(MK_FP, B_FP);
-	add_row(MK_SFB, B_FP);
-	for (int b = B_V1; b < B_COUNT; b++) {
-		add_row(MK_SFB, b);
-		add_row(MK_UNW, b);
-		add_row(MK_GLIBC, b);
-	}
+	add_method_rows();
 	for (int i = 0; i < nrows; i++)
 		for (int d = 0; d < 3; d++)
 			batch(&rows[i], d, 20, 0);

@@ -342,6 +342,8 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			    cfa > win_hi)
 				break;
 		}
+		/* Expected: laid out inline, FP stays in a register; out of
+		 * line it cost two taken branches and a spill a frame. */
 		if (__builtin_expect(row.fp_slot != 0, 1))
 			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		if (with_frames) {

@@ -7,12 +7,25 @@
  *   libbench-v2.so  -fomit-frame-pointer, binutils 2.44        -> SFrame V2
  *   libbench-v3.so  -fomit-frame-pointer, binutils 2.47        -> SFrame V3
  *
- * The driver (sfbench.c) dlopen()s them side by side (RTLD_LOCAL). */
+ * The driver (sfbench.c) dlopen()s them side by side (RTLD_LOCAL), and
+ * also links a copy (-fomit-frame-pointer, host binutils -> SFrame V1) into
+ * itself: the "main" build. */
 #ifndef SFB_BENCH_CHAIN_H
 #define SFB_BENCH_CHAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The same chain linked into the driver itself (built with
+ * BENCH_CHAIN_IN_MAIN): the main program, which glibc never unloads, so
+ * sframebt uses its description without the per-walk confirmation that a
+ * dlopen()ed object gets.  Its own names, so that they cannot be confused
+ * with the libraries' symbols. */
+#ifdef BENCH_CHAIN_IN_MAIN
+#define bench_chain_entry main_chain_entry
+#define bench_chain_work main_chain_work
+#define bench_chain_ra main_chain_ra
+#endif
 
 typedef int (*bench_cb)(void *arg);
 
@@ -41,5 +54,9 @@ struct bench_work {
  * signal-handler benchmark, so that samples land in code of the build
  * under test. */
 int bench_chain_work(void *arg);
+
+int main_chain_entry(int depth, bench_cb cb, void *arg);
+int main_chain_work(void *arg);
+extern void *main_chain_ra[BENCH_MAX_DEPTH + 2];
 
 #endif

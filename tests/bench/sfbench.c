@@ -13,10 +13,12 @@
  *                        one dump per (method, build, depth)
  *   syscalls M B D N     warm up, then N backtraces (for strace -c)
  *   spin M B D SECONDS   backtraces in a loop (for perf record)
- * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3.
+ * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3 | main.
  *
  * The chain libraries libbench-{fp,v1,v2,v3}.so and objs/libbobjNNN.so are
- * looked for next to this executable.  Built with frame pointers (so the
+ * looked for next to this executable; the "main" build is the same chain
+ * linked into it (SIGPROF samples only: it shows what a sample costs where
+ * no per-walk dlclose() confirmation is needed).  Built with frame pointers (so the
  * frame-pointer walk can cross timed_cb) and with -Wa,--gsframe.
  *
  * How every method is made to do the same work: the backtrace is taken
@@ -289,16 +291,22 @@ struct build {
 	bench_cb work;
 	void **ra;
 	uintptr_t work_lo, work_hi;
-	int sframe_version;
+	int sframe_version, want_version;
 	int frame_pointer; /* built with -fno-omit-frame-pointer */
 };
 
-enum { B_FP, B_V1, B_V2, B_V3, B_COUNT };
+/* B_FP..B_V3 are dlopen()ed libraries and take part in every mode; B_MAIN
+ * is linked in and takes part in the SIGPROF samples only. */
+enum { B_FP, B_V1, B_V2, B_V3, B_MAIN, B_COUNT };
+#define B_LIBS_END B_MAIN
 static struct build builds[B_COUNT] = {
-	{ .key = "fp", .label = "FP build (-fno-omit-frame-pointer)", .frame_pointer = 1 },
-	{ .key = "v1", .label = "SFrame V1 (binutils 2.40)" },
-	{ .key = "v2", .label = "SFrame V2 (binutils 2.44)" },
-	{ .key = "v3", .label = "SFrame V3 (binutils 2.47)" },
+	{ .key = "fp", .label = "FP build (-fno-omit-frame-pointer)", .frame_pointer = 1,
+	  .want_version = 1 },
+	{ .key = "v1", .label = "SFrame V1 (binutils 2.40)", .want_version = 1 },
+	{ .key = "v2", .label = "SFrame V2 (binutils 2.44)", .want_version = 2 },
+	{ .key = "v3", .label = "SFrame V3 (binutils 2.47)", .want_version = 3 },
+	{ .key = "main", .label = "SFrame V1 (binutils 2.40), chain in the main program",
+	  .want_version = 1 },
 };
 
 static char exe_dir[PATH_MAX];
@@ -318,12 +326,13 @@ static int b_parse(const char *s)
 	for (int i = 0; i < B_COUNT; i++)
 		if (!strcmp(s, builds[i].key))
 			return i;
-	die("unknown build (fp|v1|v2|v3)");
+	die("unknown build (fp|v1|v2|v3|main)");
 	return -1;
 }
 
+/* The .sframe version of the object holding addr. */
 struct ver_query {
-	const char *path;
+	uintptr_t addr;
 	int version;
 };
 
@@ -331,7 +340,13 @@ static int ver_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ver_query *q = arg;
 	(void)size;
-	if (!info->dlpi_name || strcmp(info->dlpi_name, q->path))
+	bool holds = false;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && q->addr - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
+			holds = true;
+	}
+	if (!holds)
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_GNU_SFRAME) {
@@ -347,17 +362,23 @@ static void load_builds(void)
 	for (int i = 0; i < B_COUNT; i++) {
 		struct build *b = &builds[i];
 		char path[PATH_MAX + 32];
-		snprintf(path, sizeof path, "%s/libbench-%s.so", exe_dir, b->key);
-		if (access(path, R_OK))
-			continue;
-		b->h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!b->h) {
-			fprintf(stderr, "sfbench: %s\n", dlerror());
-			continue;
+		if (i == B_MAIN) {
+			b->entry = main_chain_entry;
+			b->work = main_chain_work;
+			b->ra = main_chain_ra;
+		} else {
+			snprintf(path, sizeof path, "%s/libbench-%s.so", exe_dir, b->key);
+			if (access(path, R_OK))
+				continue;
+			b->h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+			if (!b->h) {
+				fprintf(stderr, "sfbench: %s\n", dlerror());
+				continue;
+			}
+			b->entry = (int (*)(int, bench_cb, void *))dlsym(b->h, "bench_chain_entry");
+			b->work = (bench_cb)dlsym(b->h, "bench_chain_work");
+			b->ra = dlsym(b->h, "bench_chain_ra");
 		}
-		b->entry = (int (*)(int, bench_cb, void *))dlsym(b->h, "bench_chain_entry");
-		b->work = (bench_cb)dlsym(b->h, "bench_chain_work");
-		b->ra = dlsym(b->h, "bench_chain_ra");
 		Dl_info di;
 		const ElfW(Sym) *sym = NULL;
 		if (!b->entry || !b->work || !b->ra ||
@@ -365,7 +386,7 @@ static void load_builds(void)
 			die("chain library lacks its symbols");
 		b->work_lo = (uintptr_t)b->work;
 		b->work_hi = b->work_lo + sym->st_size;
-		struct ver_query q = { path, 0 };
+		struct ver_query q = { (uintptr_t)b->work, 0 };
 		dl_iterate_phdr(ver_cb, &q);
 		b->sframe_version = q.version;
 		b->ok = true;
@@ -465,21 +486,21 @@ static void add_row(int kind, int build)
 	}
 }
 
-/* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
- * the frame count of every iteration and the PCs of the last. */
 /* The rows every timing mode compares: the FP walk and sframebt on the FP
  * build, then sframebt, libunwind and glibc on each SFrame build. */
 static void add_method_rows(void)
 {
 	add_row(MK_FP, B_FP);
 	add_row(MK_SFB, B_FP);
-	for (int b = B_V1; b < B_COUNT; b++) {
+	for (int b = B_V1; b < B_LIBS_END; b++) {
 		add_row(MK_SFB, b);
 		add_row(MK_UNW, b);
 		add_row(MK_GLIBC, b);
 	}
 }
 
+/* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
+ * the frame count of every iteration and the PCs of the last. */
 static double batch_wall(struct row *rw, int di, long iters, int cg, double *wall)
 {
 	const struct build *b = &builds[rw->build];
@@ -550,7 +571,7 @@ static unsigned rng(unsigned n)
 static void print_build_line(void)
 {
 	printf("Chain builds (same source, tests/bench/bench_chain.c):");
-	for (int i = 0; i < B_COUNT; i++) {
+	for (int i = 0; i < B_LIBS_END; i++) {
 		if (builds[i].ok)
 			printf(" %s = %s, .sframe version %d;", builds[i].key, builds[i].label,
 			       builds[i].sframe_version);
@@ -562,10 +583,10 @@ static void print_build_line(void)
 		printf("**V2/V3 skipped: toolchain unavailable** (%s%s%s missing).\n\n",
 		       builds[B_V2].ok ? "" : "V2", !builds[B_V2].ok && !builds[B_V3].ok ? ", " : "",
 		       builds[B_V3].ok ? "" : "V3");
-	for (int i = B_V1; i < B_COUNT; i++)
-		if (builds[i].ok && builds[i].sframe_version != i)
+	for (int i = 0; i < B_COUNT; i++)
+		if (builds[i].ok && builds[i].sframe_version != builds[i].want_version)
 			printf("**Warning**: build %s carries .sframe version %d, not %d.\n\n",
-			       builds[i].key, builds[i].sframe_version, i);
+			       builds[i].key, builds[i].sframe_version, builds[i].want_version);
 }
 
 static double row_median(struct row *r, int di)
@@ -688,7 +709,7 @@ static int mode_time(void)
 	for (int i = 0; i < nrows; i++)
 		if (rows[i].bad)
 			any_bad = true;
-	for (int b = B_V1; b < B_COUNT; b++) {
+	for (int b = B_V1; b < B_LIBS_END; b++) {
 		struct row *s = find_row(MK_SFB, b), *u = find_row(MK_UNW, b),
 			   *g = find_row(MK_GLIBC, b);
 		if (!s)
@@ -932,12 +953,14 @@ static struct bench_work async_setup(void)
 	return w;
 }
 
-/* async-only METHOD(sframebt|unw) BUILD SAMPLES: 100 warm-up samples, then
- * SAMPLES samples of one method (for strace -c: system calls per sample). */
+/* async-only METHOD(sframebt|unw|fp) BUILD SAMPLES: 100 warm-up samples,
+ * then SAMPLES samples of one method (for strace -c: system calls per
+ * sample), with no other method's samples in between; the median, p10 and
+ * p90 go to stderr. */
 static int mode_async_only(int argc, char **argv)
 {
 	if (argc < 5)
-		die("async-only sframebt|unw BUILD SAMPLES");
+		die("async-only sframebt|unw|fp BUILD SAMPLES");
 	load_builds();
 	int bi = b_parse(argv[3]);
 	if (!builds[bi].ok)
@@ -945,11 +968,24 @@ static int mode_async_only(int argc, char **argv)
 	struct bench_work w = async_setup();
 	struct aresult *R = &ares[bi];
 	R->nslots = 1;
-	R->slot[0].kind = !strcmp(argv[2], "unw") ? AK_UNW : AK_SFB;
+	R->slot[0].kind = !strcmp(argv[2], "unw") ? AK_UNW : !strcmp(argv[2], "fp") ? AK_FP : AK_SFB;
+	if (R->slot[0].kind == AK_FP && !builds[bi].frame_pointer)
+		die("the fp method needs the fp build");
 	R->slot[0].cyc = calloc(ASYNC_CAP, sizeof(uint32_t));
 	async_segment(bi, &w, 100, false);
 	async_segment(bi, &w, (unsigned)atoi(argv[4]), true);
-	return R->slot[0].bad != 0;
+	struct aslot *sl = &R->slot[0];
+	unsigned n = sl->n < ASYNC_CAP ? sl->n : ASYNC_CAP;
+	double *v = calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		die("calloc");
+	for (unsigned j = 0; j < n; j++)
+		v[j] = sl->cyc[j] * ns_per_tick;
+	fprintf(stderr, "%s %s: %u samples, median %.0f ns, p10 %.0f, p90 %.0f, short %u\n",
+		argv[2], argv[3], n, median(v, n), quantile(v, n, 0.1), quantile(v, n, 0.9),
+		sl->bad);
+	free(v);
+	return sl->bad != 0;
 }
 
 static int mode_async(void)

@@ -24,6 +24,12 @@ struct sfb_slot {
 };
 
 static struct sfb_slot table[SFB_CACHE_SLOTS];
+
+/* Each slot's coarse index over its object's FDEs (sframe_decode.h),
+ * written by the slot's writer while it owns the slot.  A reader's copy of
+ * the object points here; if the slot is rewritten while a walk still uses
+ * the copy, the index's checked ends send the lookup to the full search. */
+static uint32_t coarse_index[SFB_CACHE_SLOTS][SFB_COARSE_BUCKETS];
 static _Atomic unsigned stat_discoveries, stat_reclaimed;
 static _Atomic uint32_t next_epoch = 1;
 
@@ -210,11 +216,14 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
 		o->frame_pointer = !!(o->sec.flags & SFB_F_FRAME_POINTER);
 }
 
-/* Describe an object; the main program's description is also kept for
- * good (sfb_objcache_permanent()). */
-static void describe(const struct dl_find_object *r, struct sfb_object *o)
+/* Publish a new description in slot i, which the caller has claimed: its
+ * coarse index first, into the slot's own index array. */
+static void publish_described(unsigned i, struct sfb_object *o)
 {
-	describe_object(r, o);
+	if (o->status == SFB_OK &&
+	    (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY))
+		sfb_coarse_build(&o->sec, coarse_index[i], SFB_COARSE_BUCKETS);
+	slot_publish(i, o);
 	keep_if_permanent(o);
 }
 
@@ -237,9 +246,9 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 				if (fingerprint_matches(out))
 					return 0;
 				/* Another object where an unloaded one was. */
-				describe(&r, out);
+				describe_object(&r, out);
 				if (slot_claim(i, seq))
-					slot_publish(i, out);
+					publish_described(i, out);
 				return 0;
 			}
 			if (!out->live && free_slot < 0) {
@@ -258,9 +267,9 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 	}
 
 	/* Not cached: describe it, then publish it where there is room. */
-	describe(&r, out);
+	describe_object(&r, out);
 	if (free_slot >= 0 && slot_claim((unsigned)free_slot, free_seq)) {
-		slot_publish((unsigned)free_slot, out);
+		publish_described((unsigned)free_slot, out);
 		return 0;
 	}
 	/* Lost a race or the chain is full: reclaim a slot whose object is
@@ -275,12 +284,13 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 				if (ok && old.live)
 					atomic_fetch_add_explicit(&stat_reclaimed, 1,
 								  memory_order_relaxed);
-				slot_publish(i, out);
+				publish_described(i, out);
 				return 0;
 			}
 		}
 	}
-	return 0; /* uncached but valid for this walk */
+	keep_if_permanent(out);
+	return 0; /* uncached but valid for this walk (no coarse index) */
 }
 
 /* ---- Warm-up and dlclose sweeping (normal context) --------------------- */

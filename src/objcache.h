@@ -39,6 +39,8 @@
 #include "sframe_decode.h"
 
 #define SFB_CACHE_SLOTS 1024
+/* Coarse index buckets per cached object (sframe_decode.h): 1 KiB a slot. */
+#define SFB_COARSE_BUCKETS 256
 #define SFB_NO_PH 0xffffu
 
 enum sfb_source {

@@ -651,12 +651,59 @@ int sfb_section_load(struct sfb_section *s, const void *p, size_t len,
 
 /* ---- Lookup ----------------------------------------------------------- */
 
+unsigned sfb_coarse_build(struct sfb_section *s, uint32_t *index, unsigned nbuckets)
+{
+	s->coarse = NULL;
+	s->coarse_n = 0;
+	s->coarse_shift = 0;
+	if (s->num_fdes < SFB_COARSE_MIN_FDES || nbuckets == 0 || s->pc_hi <= s->pc_lo)
+		return 0;
+	uint64_t last = s->pc_hi - s->pc_lo - 1;
+	unsigned shift = 0;
+	while ((last >> shift) >= nbuckets)
+		shift++;
+	unsigned n = (unsigned)(last >> shift) + 1;
+	uint32_t r = 0;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t at = s->pc_lo + ((uint64_t)k << shift);
+		while (r + 1 < s->num_fdes && fde_start(s, fde_at_rank(s, r + 1)) <= at)
+			r++;
+		__atomic_store_n(&index[k], r, __ATOMIC_RELAXED);
+	}
+	s->coarse = index;
+	s->coarse_n = n;
+	s->coarse_shift = (uint8_t)shift;
+	return n;
+}
+
+/* Narrow the search range [*lo, *hi) to pc's bucket, keeping the search's
+ * invariant: start(lo) <= pc, and start(hi) > pc unless hi is the end.
+ * Both ends are checked against the FDE table itself. */
+static void coarse_narrow(const struct sfb_section *s, uint64_t pc, uint32_t *lo,
+			  uint32_t *hi)
+{
+	uint64_t k = (pc - s->pc_lo) >> s->coarse_shift;
+	if (k >= s->coarse_n)
+		return;
+	uint32_t a = __atomic_load_n(&s->coarse[k], __ATOMIC_RELAXED);
+	uint32_t b = k + 1 < s->coarse_n
+			     ? __atomic_load_n(&s->coarse[k + 1], __ATOMIC_RELAXED) + 1
+			     : s->num_fdes;
+	if (a >= b || b > s->num_fdes || fde_start(s, fde_at_rank(s, a)) > pc ||
+	    (b < s->num_fdes && fde_start(s, fde_at_rank(s, b)) <= pc))
+		return;
+	*lo = a;
+	*hi = b;
+}
+
 int sfb_find_fde(const struct sfb_section *s, uint64_t pc, struct sfb_fde *fde)
 {
 	if (pc < s->pc_lo || pc >= s->pc_hi)
 		return SFB_E_NOT_FOUND;
 	/* Last FDE whose start <= pc. */
 	uint32_t lo = 0, hi = s->num_fdes;
+	if (s->coarse)
+		coarse_narrow(s, pc, &lo, &hi);
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (fde_start(s, fde_at_rank(s, mid)) <= pc)

@@ -53,6 +53,14 @@ struct sfb_section {
 	 * the i-th FDE by address.  NULL when they are. */
 	const uint32_t *order;
 	uint64_t pc_lo, pc_hi;   /* [lo, hi) spanned by all FDEs (0,0 if none) */
+	/* Optional coarse index (sfb_coarse_build()): coarse[k] is the rank of
+	 * the last FDE starting at or before pc_lo + (k << coarse_shift).  It
+	 * only narrows the FDE search, and both ends it gives are checked
+	 * against the table: an index that is stale, or rewritten while read,
+	 * costs the full search, never a wrong FDE.  NULL: none. */
+	const uint32_t *coarse;
+	uint32_t coarse_n;
+	uint8_t coarse_shift;
 };
 
 /* One function descriptor, version-independent. */
@@ -115,6 +123,18 @@ struct sfb_row {
 int sfb_section_load(struct sfb_section *s, const void *p, size_t len,
 		     uint64_t sec_addr, uint32_t *order_scratch,
 		     size_t scratch_entries);
+
+/* Sections with fewer FDEs are searched without a coarse index: their
+ * binary search is already this short. */
+#define SFB_COARSE_MIN_FDES 64
+
+/* Build a coarse index of s over index[0..nbuckets) and attach it to s
+ * (the caller owns index, which must outlive every copy of s).  Buckets are
+ * equal power-of-two slices of [pc_lo, pc_hi).  Entries are written with
+ * relaxed atomic stores, so that a reader racing with a rebuild reads
+ * whole values.  Returns the number of buckets used; 0 (and no index) when
+ * the section has fewer than SFB_COARSE_MIN_FDES FDEs. */
+unsigned sfb_coarse_build(struct sfb_section *s, uint32_t *index, unsigned nbuckets);
 
 /* Read FDE number i (in section order, 0 <= i < num_fdes).  On a loaded
  * section this cannot fail; it returns SFB_OK or SFB_E_TRUNCATED. */

@@ -1667,6 +1667,157 @@ static void add_fixture_dir(const char *dir, int depth)
 	}
 }
 
+/* ---- Coarse index ------------------------------------------------------ */
+
+/* The index against its definition: entry k is the rank of the last FDE
+ * starting at or before pc_lo + (k << shift), found here by brute force. */
+static bool coarse_is_exact(const struct sfb_section *s)
+{
+	for (uint32_t k = 0; k < s->coarse_n; k++) {
+		uint64_t at = s->pc_lo + ((uint64_t)k << s->coarse_shift);
+		uint32_t want = 0;
+		struct sfb_fde f;
+		for (uint32_t r = 0; r < s->num_fdes; r++) {
+			sfb_fde_get(s, s->order ? s->order[r] : r, &f);
+			if (f.start <= at)
+				want = r;
+		}
+		if (s->coarse[k] != want)
+			return false;
+	}
+	return true;
+}
+
+/* Lookups through the index (or a damaged one) against the same section
+ * searched without it: every FDE's edges and up to about 20000 PCs spread
+ * over the range.  Returns the number of PCs whose answer differed. */
+static unsigned coarse_differences(const struct sfb_section *with, uint64_t *first_bad)
+{
+	struct sfb_section plain = *with;
+	plain.coarse = NULL;
+	uint64_t span = with->pc_hi - with->pc_lo + 64;
+	uint64_t step = span / (20000 / work_div) + 1;
+	unsigned bad = 0;
+	for (uint64_t pc = with->pc_lo - 32; pc < with->pc_hi + 32; pc += step) {
+		struct sfb_row a, b;
+		memset(&a, 0, sizeof a);
+		memset(&b, 0, sizeof b);
+		int ea = sfb_lookup(with, pc, &a), eb = sfb_lookup(&plain, pc, &b);
+		if ((ea != eb || (ea == SFB_OK && !sb_row_eq(&a, &b))) && !bad++)
+			*first_bad = pc;
+	}
+	for (uint32_t r = 0; r < with->num_fdes; r++) {
+		struct sfb_fde f;
+		sfb_fde_get(with, r, &f);
+		uint64_t edge[4] = { f.start - 1, f.start, f.start + f.size - 1, f.start + f.size };
+		for (unsigned i = 0; i < 4; i++) {
+			struct sfb_row a, b;
+			memset(&a, 0, sizeof a);
+			memset(&b, 0, sizeof b);
+			int ea = sfb_lookup(with, edge[i], &a), eb = sfb_lookup(&plain, edge[i], &b);
+			if ((ea != eb || (ea == SFB_OK && !sb_row_eq(&a, &b))) && !bad++)
+				*first_bad = edge[i];
+		}
+	}
+	return bad;
+}
+
+/* One loaded section: the index is built as defined for several bucket
+ * counts, lookups through it agree with the full search, and so do lookups
+ * through indexes damaged in ways a racing rewrite or a bug could leave
+ * them (the search checks both ends it is given against the table). */
+static void coarse_section(const char *name, struct sfb_section *s)
+{
+	static uint32_t index[4096];
+	static const unsigned buckets[] = { 1, 2, 7, 256, 4096 };
+	unsigned used = sfb_coarse_build(s, index, 256);
+	if (s->num_fdes < SFB_COARSE_MIN_FDES) {
+		CHECK(used == 0 && s->coarse == NULL, "%s: %u FDEs: no coarse index (%u buckets)",
+		      name, s->num_fdes, used);
+		return;
+	}
+	for (unsigned b = 0; b < sizeof buckets / sizeof buckets[0]; b++) {
+		used = sfb_coarse_build(s, index, buckets[b]);
+		uint64_t first = 0;
+		CHECK(used >= 1 && used <= buckets[b] && s->coarse == index &&
+			      ((s->pc_hi - s->pc_lo - 1) >> s->coarse_shift) + 1 == used &&
+			      (used == buckets[b] || s->coarse_shift == 0 ||
+			       ((s->pc_hi - s->pc_lo - 1) >> (s->coarse_shift - 1)) >= buckets[b]),
+		      "%s: %u buckets asked, %u used, shift %u: the smallest shift that fits",
+		      name, buckets[b], used, s->coarse_shift);
+		CHECK(coarse_is_exact(s), "%s: %u-bucket index as defined", name, used);
+		unsigned bad = coarse_differences(s, &first);
+		CHECK(bad == 0, "%s: %u buckets: lookups agree with the full search (%u differ, first %#" PRIx64 ")",
+		      name, used, bad, first);
+	}
+	/* Damaged: zeros, all ones, reversed, off by one, random. */
+	sfb_coarse_build(s, index, 256);
+	uint32_t n = s->coarse_n;
+	for (unsigned kind = 0; kind < 5; kind++) {
+		sfb_coarse_build(s, index, 256);
+		for (uint32_t k = 0; k < n; k++) {
+			switch (kind) {
+			case 0: index[k] = 0; break;
+			case 1: index[k] = UINT32_MAX; break;
+			case 2: index[k] = s->num_fdes - 1 - index[k]; break;
+			case 3: index[k] = index[k] + 1; break;
+			default: index[k] = rnd() % (s->num_fdes + 2); break;
+			}
+		}
+		uint64_t first = 0;
+		unsigned bad = coarse_differences(s, &first);
+		CHECK(bad == 0, "%s: damaged index (kind %u): lookups still agree (%u differ, first %#" PRIx64 ")",
+		      name, kind, bad, first);
+	}
+	s->coarse = NULL;
+}
+
+static void test_coarse(void)
+{
+	/* Synthetic: 500 FDEs with random sizes and gaps, sorted and
+	 * shuffled (ranks through the order array), V2 and V3. */
+	for (unsigned v = 2; v <= 3; v++) {
+		for (unsigned shuffled = 0; shuffled <= 1; shuffled++) {
+			static uint32_t idx[500];
+			const unsigned n = 500;
+			sb_init(&B, v, SFB_ABI_AMD64_LE, shuffled ? 0 : SFB_F_FDE_SORTED, SEC);
+			for (unsigned i = 0; i < n; i++)
+				idx[i] = i;
+			for (unsigned i = n - 1; shuffled && i > 0; i--) {
+				unsigned j = rnd() % (i + 1), t = idx[i];
+				idx[i] = idx[j];
+				idx[j] = t;
+			}
+			/* Function k starts at a random offset in its 256-byte slot:
+			 * buckets hold from none to several FDEs. */
+			for (unsigned i = 0; i < n; i++) {
+				uint64_t st = 0x100000 + 0x100ull * idx[i] + (idx[i] * 37u) % 0x80;
+				uint32_t sz = 1 + (idx[i] * 53u) % 0x80;
+				sb_fde(&B, st, sz, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+				SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+				if (sz > 4)
+					SB_FRE(&B, 4, SB_CFA_SP, 1, 16 + 8 * (int)(idx[i] % 8));
+			}
+			size_t len = sb_finish(&B, out, sizeof out);
+			char name[64];
+			snprintf(name, sizeof name, "coarse-500-v%u%s", v, shuffled ? "-shuffled" : "");
+			struct loaded l;
+			int err = ld(&l, out, len, SEC, n);
+			CHECK(err == SFB_OK && (l.s.order != NULL) == (shuffled != 0), "%s: loads (%d)",
+			      name, err);
+			if (err == SFB_OK)
+				coarse_section(name, &l.s);
+			ld_free(&l);
+		}
+	}
+	/* Below the threshold: no index. */
+	size_t len = good_v2(2, SFB_ABI_AMD64_LE);
+	struct loaded l;
+	if (ld(&l, out, len, SEC, 0) == SFB_OK)
+		coarse_section("two FDEs", &l.s);
+	ld_free(&l);
+}
+
 static void test_fixtures(void)
 {
 	const char *bdir = getenv("SFB_BUILD");
@@ -1701,6 +1852,21 @@ static void test_fixtures(void)
 		snprintf(name, sizeof name, "fixture %.150s (%zu bytes)", fixtures[i].name, fixtures[i].len);
 		property_all_pcs(name, fixtures[i].sec, fixtures[i].len, fixtures[i].addr, 1u << 20);
 	}
+	/* The coarse index on every real section large enough to get one. */
+	unsigned indexed = 0;
+	for (unsigned i = 0; i < nfixtures; i++) {
+		struct loaded l;
+		if (ld(&l, fixtures[i].sec, fixtures[i].len, fixtures[i].addr,
+		       fixtures[i].len / 16 + 1) == SFB_OK && l.s.num_fdes >= SFB_COARSE_MIN_FDES) {
+			char name[200];
+			snprintf(name, sizeof name, "fixture %.150s", fixtures[i].name);
+			coarse_section(name, &l.s);
+			indexed++;
+		}
+		ld_free(&l);
+	}
+	CHECK(indexed >= 1, "%u real sections have %u+ FDEs and were checked with a coarse index",
+	      indexed, SFB_COARSE_MIN_FDES);
 	/* Mutations: up to 8192 truncations and bit flips per fixture (every
 	 * bit of a section up to 1 KiB), a quarter as many random ones; less
 	 * when there are many fixtures (128 Ki in all, at least 2048 each). */
@@ -1899,6 +2065,7 @@ int main(void)
 	test_s390x();
 	test_empty();
 	test_unsorted();
+	test_coarse();
 	test_reject_header();
 	test_reject_fde();
 	test_reject_fre();

@@ -1,12 +1,12 @@
 #!/bin/sh
 # run.sh BUILD_DIR - the body of `make bench` (rules: tests/bench.mk.inc).
 #
-# Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so,
+# Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so, libbench-big.so,
 # objs/libbobj000..099.so}.  This script:
 #   1. builds libbench-v2.so / libbench-v3.so with binutils 2.44 / 2.47,
 #      fetched privately by tests/fixtures/toolchains.sh (network, once;
 #      skipped with "V2/V3 skipped: toolchain unavailable" if that fails);
-#   2. runs sfbench time, async and firstcall (timings);
+#   2. runs sfbench time, async, lookup and firstcall (timings);
 #   3. counts syscalls per backtrace with strace -f -c (two runs with
 #      different iteration counts, the difference divided by the extra
 #      iterations);
@@ -60,6 +60,8 @@ log "warm backtraces (sfbench time)"
 "$BIN" time >"$D/time.md" 2>"$D/time.err" || echo "**sfbench time failed** (exit $?): $(cat "$D/time.err")" >>"$D/time.md"
 log "SIGPROF samples (sfbench async)"
 "$BIN" async >"$D/async.md" 2>"$D/async.err" || echo "**sfbench async failed** (exit $?): $(cat "$D/async.err")" >>"$D/async.md"
+log "FDE lookups in a large object (sfbench lookup)"
+"$BIN" lookup >"$D/lookup.md" 2>"$D/lookup.err" || echo "**sfbench lookup failed** (exit $?): $(cat "$D/lookup.err")" >>"$D/lookup.md"
 log "first calls (sfbench firstcall)"
 "$BIN" firstcall >"$D/firstcall.md" 2>"$D/firstcall.err" || echo "**sfbench firstcall failed** (exit $?): $(cat "$D/firstcall.err")" >>"$D/firstcall.md"
 # Cross-check of the table size from the object file itself, and the whole
@@ -176,6 +178,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 			echo "| method | build | d=8 Ir/bt | Ir/frame | d=32 Ir/bt | Ir/frame | d=128 Ir/bt | Ir/frame |"
 			echo "|---|---|---:|---:|---:|---:|---:|---:|"
 			awk '
+				$1 == "lookup" { next }
 				{ m = $1; b = $2; d = $3; it = $4; ir = $5
 				  per[m, b, d] = ir / it
 				  if (!((m, b) in seen)) { seen[m, b] = 1; order[++n] = m SUBSEP b } }
@@ -194,6 +197,13 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 						print line
 					}
 				}' "$D/cg/summary.txt"
+			echo
+			echo "FDE lookups in libbench-big.so (the PCs of \`sfbench lookup\`), instructions per lookup:"
+			echo
+			echo "| coarse index buckets | Ir/lookup |"
+			echo "|---|---:|"
+			awk '$1 == "lookup" { b = $2; sub(/^b/, "", b); printf "| %s | %.0f |\n", b == "0" ? "none" : b, $5 / $4 }' \
+				"$D/cg/summary.txt"
 			echo
 		} >"$cg"
 		# Per-function profile of sframebt at depth 32 (the newest SFrame
@@ -290,7 +300,7 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	cat "$D/time.md" "$D/async.md" "$D/firstcall.md" "$sc" |
 		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p'
 	echo
-	for f in "$D/time.md" "$D/async.md" "$D/firstcall.md" "$sc" "$cg" "$pm"; do
+	for f in "$D/time.md" "$D/async.md" "$D/lookup.md" "$D/firstcall.md" "$sc" "$cg" "$pm"; do
 		grep -v '^TARGET: ' "$f"
 	done
 } >"$OUT"

@@ -10,7 +10,11 @@
  *   firstcall            first backtrace in fresh processes with 1/10/100
  *                        objects loaded (spawns "firstcall-child K METHOD")
  *   callgrind            fixed batches under valgrind --tool=callgrind,
- *                        one dump per (method, build, depth)
+ *                        one dump per (method, build, depth), and one per
+ *                        coarse-index size for the lookups below
+ *   lookup               FDE lookups in libbench-big.so (4096 functions),
+ *                        warm and with the section flushed from the caches,
+ *                        without and with coarse indexes of several sizes
  *   syscalls M B D N     warm up, then N backtraces (for strace -c)
  *   spin M B D SECONDS   backtraces in a loop (for perf record)
  * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3 | main.
@@ -67,6 +71,7 @@
 
 #include "backtrace.h"
 #include "objcache.h"
+#include "sframe_decode.h"
 #include "bench_chain.h"
 
 #ifndef PT_GNU_SFRAME
@@ -1080,6 +1085,173 @@ static int mode_async(void)
 	return 0;
 }
 
+/* ---- FDE lookups in a large object --------------------------------------
+ * The memo serves the stacks a program keeps walking; a PC seen for the
+ * first time (a profiler's sample in code it has not sampled yet) takes
+ * the FDE binary search and the FRE scan, over a table that is then cold.
+ * This measures that lookup, with and without the coarse index, in a
+ * library of 4096 small functions. */
+
+#define LOOKUP_PCS 2048
+#define LOOKUP_COLD 600
+static const unsigned lookup_buckets[] = { 0, 64, 256, 1024 };
+#define N_LB (sizeof lookup_buckets / sizeof lookup_buckets[0])
+
+static struct {
+	struct sfb_section s[N_LB];
+	uint32_t *index[N_LB];
+	uint64_t pcs[LOOKUP_PCS];
+	uintptr_t sec;
+	size_t len;
+	unsigned long sink;
+} L;
+
+static int big_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	static const char suffix[] = "/libbench-big.so";
+	const char *n = info->dlpi_name;
+	size_t ln = n ? strlen(n) : 0;
+	if (ln < sizeof suffix - 1 || strcmp(n + ln - (sizeof suffix - 1), suffix))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_SFRAME) {
+			L.sec = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			L.len = info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+static void lookup_setup(void)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/libbench-big.so", exe_dir);
+	if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
+		die("libbench-big.so missing: run `make bench`");
+	dl_iterate_phdr(big_cb, NULL);
+	if (!L.sec)
+		die("libbench-big.so has no PT_GNU_SFRAME");
+	for (unsigned i = 0; i < N_LB; i++) {
+		if (sfb_section_load(&L.s[i], (const void *)L.sec, L.len, L.sec, NULL, 0) != SFB_OK)
+			die("libbench-big.so: .sframe rejected");
+		if (lookup_buckets[i]) {
+			L.index[i] = calloc(lookup_buckets[i], sizeof(uint32_t));
+			if (!L.index[i] || !sfb_coarse_build(&L.s[i], L.index[i], lookup_buckets[i]))
+				die("coarse index not built");
+		}
+	}
+	/* PCs inside random functions; every variant must give the same row. */
+	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
+		struct sfb_fde f;
+		sfb_fde_get(&L.s[0], rng(L.s[0].num_fdes), &f);
+		L.pcs[k] = f.start + rng(f.size ? f.size : 1);
+		struct sfb_row want, got;
+		memset(&want, 0, sizeof want);
+		if (sfb_lookup(&L.s[0], L.pcs[k], &want) != SFB_OK)
+			die("lookup failed in libbench-big.so");
+		for (unsigned i = 1; i < N_LB; i++) {
+			memset(&got, 0, sizeof got);
+			if (sfb_lookup(&L.s[i], L.pcs[k], &got) != SFB_OK ||
+			    memcmp(&got, &want, sizeof got))
+				die("a coarse index changed a lookup's answer");
+		}
+	}
+}
+
+static void lookup_batch(unsigned i)
+{
+	struct sfb_row r;
+	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
+		sfb_lookup(&L.s[i], L.pcs[k], &r);
+		L.sink += r.cfa.off;
+	}
+}
+
+/* Evict the section and the indexes from every cache level. */
+static void lookup_flush(void)
+{
+	for (uintptr_t a = L.sec & ~(uintptr_t)63; a < L.sec + L.len; a += 64)
+		_mm_clflush((const void *)a);
+	for (unsigned i = 0; i < N_LB; i++)
+		for (unsigned b = 0; b < lookup_buckets[i]; b += 16)
+			_mm_clflush(&L.index[i][b]);
+	_mm_mfence();
+}
+
+static int mode_lookup(void)
+{
+	calibrate_tsc();
+	lookup_setup();
+	static double warm[N_LB][ROUNDS], cold[N_LB][LOOKUP_COLD];
+	for (int round = 0; round < ROUNDS; round++) {
+		unsigned order[N_LB];
+		for (unsigned i = 0; i < N_LB; i++)
+			order[i] = i;
+		for (unsigned i = N_LB - 1; i > 0; i--) {
+			unsigned j = rng(i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (unsigned x = 0; x < N_LB; x++) {
+			unsigned i = order[x];
+			lookup_batch(i); /* warm the lines this variant reads */
+			uint64_t t0 = cpu_ns();
+			for (int rep = 0; rep < 10; rep++)
+				lookup_batch(i);
+			warm[i][round] = (double)(cpu_ns() - t0) / (10.0 * LOOKUP_PCS);
+		}
+	}
+	for (unsigned k = 0; k < LOOKUP_COLD; k++)
+		for (unsigned i = 0; i < N_LB; i++) {
+			struct sfb_row r;
+			lookup_flush();
+			uint64_t t0 = tsc_begin();
+			sfb_lookup(&L.s[i], L.pcs[k % LOOKUP_PCS], &r);
+			uint64_t t1 = tsc_end();
+			L.sink += r.cfa.off;
+			cold[i][k] = (double)(t1 - t0) * ns_per_tick;
+		}
+	printf("### FDE lookups in a large object\n\n");
+	printf("`sfb_lookup` (FDE search + FRE scan) at %d random PCs in libbench-big.so: %u "
+	       "functions, .sframe V%u of %zu bytes. Warm: median of %d interleaved rounds, "
+	       "thread CPU time. Cold: the section and the index flushed from every cache "
+	       "level (clflush) before each lookup, rdtsc, median of %d per variant, "
+	       "interleaved. sframebt itself uses %d buckets per cached object.\n\n",
+	       LOOKUP_PCS, L.s[0].num_fdes, L.s[0].version, L.len, ROUNDS, LOOKUP_COLD,
+	       SFB_COARSE_BUCKETS);
+	printf("| coarse index | memory per object | warm ns/lookup | cold ns/lookup | cold p90 |\n"
+	       "|---|---:|---:|---:|---:|\n");
+	for (unsigned i = 0; i < N_LB; i++) {
+		char what[128], mem[32];
+		if (lookup_buckets[i])
+			snprintf(what, sizeof what, "%u buckets (%u used, %llu bytes of text each)",
+				 lookup_buckets[i], L.s[i].coarse_n, 1ull << L.s[i].coarse_shift);
+		else
+			snprintf(what, sizeof what, "none (binary search over all FDEs)");
+		snprintf(mem, sizeof mem, "%zu bytes", lookup_buckets[i] * sizeof(uint32_t));
+		printf("| %s | %s | %.1f | %.0f | %.0f |\n", what, mem, median(warm[i], ROUNDS),
+		       median(cold[i], LOOKUP_COLD), quantile(cold[i], LOOKUP_COLD, 0.9));
+	}
+	printf("\n");
+	return L.sink == 42; /* keeps the lookups' results alive */
+}
+
+/* Instruction counts of the same lookups (run under callgrind). */
+static void callgrind_lookups(void)
+{
+	lookup_setup();
+	for (unsigned i = 0; i < N_LB; i++) {
+		lookup_batch(i);
+		CALLGRIND_TOGGLE_COLLECT;
+		lookup_batch(i);
+		CALLGRIND_TOGGLE_COLLECT;
+		char name[64];
+		snprintf(name, sizeof name, "sfb:lookup:b%u:0:%d", lookup_buckets[i], LOOKUP_PCS);
+		CALLGRIND_DUMP_STATS_AT(name);
+	}
+}
+
 /* ---- First call ------------------------------------------------------- */
 
 struct bobj_ctx {
@@ -1328,6 +1500,7 @@ static int mode_callgrind(void)
 				builds[rows[i].build].key, rows[i].why);
 			bad = 1;
 		}
+	callgrind_lookups();
 	if (!RUNNING_ON_VALGRIND)
 		fprintf(stderr, "sfbench: callgrind mode is meant to run under valgrind\n");
 	return bad;
@@ -1382,6 +1555,8 @@ int main(int argc, char **argv)
 		return mode_firstcall();
 	if (!strcmp(m, "firstcall-child") && argc >= 4)
 		return mode_firstcall_child(atoi(argv[2]), argv[3]);
+	if (!strcmp(m, "lookup"))
+		return mode_lookup();
 	if (!strcmp(m, "callgrind"))
 		return mode_callgrind();
 	if (!strcmp(m, "syscalls"))

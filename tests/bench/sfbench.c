@@ -573,6 +573,18 @@ static unsigned rng(unsigned n)
 	return (unsigned)(rng_state % n);
 }
 
+/* order[0..n) := a random permutation of 0..n-1. */
+static void shuffled(unsigned *order, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		order[k] = k;
+	for (unsigned k = n; k > 1; k--) {
+		unsigned j = rng(k), t = order[k - 1];
+		order[k - 1] = order[j];
+		order[j] = t;
+	}
+}
+
 static void print_build_line(void)
 {
 	printf("Chain builds (same source, tests/bench/bench_chain.c):");
@@ -661,15 +673,9 @@ static int mode_time(void)
 	/* Interleaved rounds: every (method, depth) once per round, in a new
 	 * random order each round. */
 	int npairs = nrows * 3;
-	int order[48];
+	unsigned order[48];
 	for (int round = 0; round < ROUNDS; round++) {
-		for (int k = 0; k < npairs; k++)
-			order[k] = k;
-		for (int k = npairs - 1; k > 0; k--) {
-			int j = (int)rng((unsigned)k + 1), t = order[k];
-			order[k] = order[j];
-			order[j] = t;
-		}
+		shuffled(order, (unsigned)npairs);
 		for (int k = 0; k < npairs; k++) {
 			struct row *rw = &rows[order[k] / 3];
 			int d = order[k] % 3;
@@ -806,6 +812,22 @@ static int fp_from_uc(void *ucv, void **buf, int size)
 	const ucontext_t *uc = ucv;
 	buf[0] = (void *)uc->uc_mcontext.gregs[REG_RIP];
 	return fp_walk((const uintptr_t *)uc->uc_mcontext.gregs[REG_RBP], buf, 1, size);
+}
+
+/* A slot's recorded samples in ns: median, p10 and p90; the count used. */
+static unsigned slot_percentiles(const struct aslot *sl, double *med, double *p10, double *p90)
+{
+	unsigned n = sl->n < ASYNC_CAP ? sl->n : ASYNC_CAP;
+	double *v = malloc(sizeof(double) * (n ? n : 1));
+	if (!v)
+		die("malloc");
+	for (unsigned j = 0; j < n; j++)
+		v[j] = sl->cyc[j] * ns_per_tick;
+	*med = median(v, n);
+	*p10 = quantile(v, n, 0.1);
+	*p90 = quantile(v, n, 0.9);
+	free(v);
+	return n;
 }
 
 static bool async_truth(void *const *buf, int n)
@@ -980,16 +1002,10 @@ static int mode_async_only(int argc, char **argv)
 	async_segment(bi, &w, 100, false);
 	async_segment(bi, &w, (unsigned)atoi(argv[4]), true);
 	struct aslot *sl = &R->slot[0];
-	unsigned n = sl->n < ASYNC_CAP ? sl->n : ASYNC_CAP;
-	double *v = calloc(n ? n : 1, sizeof *v);
-	if (!v)
-		die("calloc");
-	for (unsigned j = 0; j < n; j++)
-		v[j] = sl->cyc[j] * ns_per_tick;
+	double med, p10, p90;
+	unsigned n = slot_percentiles(sl, &med, &p10, &p90);
 	fprintf(stderr, "%s %s: %u samples, median %.0f ns, p10 %.0f, p90 %.0f, short %u\n",
-		argv[2], argv[3], n, median(v, n), quantile(v, n, 0.1), quantile(v, n, 0.9),
-		sl->bad);
-	free(v);
+		argv[2], argv[3], n, med, p10, p90, sl->bad);
 	return sl->bad != 0;
 }
 
@@ -1043,12 +1059,8 @@ static int mode_async(void)
 			struct aslot *s = &R->slot[i];
 			if (s->kind == AK_VERIFY)
 				continue;
-			unsigned n = s->n < ASYNC_CAP ? s->n : ASYNC_CAP;
-			double *v = malloc(sizeof(double) * (n ? n : 1));
-			for (unsigned j = 0; j < n; j++)
-				v[j] = s->cyc[j] * ns_per_tick;
-			double med = median(v, n), p10 = quantile(v, n, 0.1),
-			       p90 = quantile(v, n, 0.9);
+			double med, p10, p90;
+			unsigned n = slot_percentiles(s, &med, &p10, &p90);
 			printf("| %s | %s | %u | %.0f | %.0f | %.0f | %u | %lu |\n", builds[bi].key,
 			       ak_name[s->kind], n, med, p10, p90, s->bad, s->allocs);
 			if (s->kind == AK_SFB && bi != B_FP)
@@ -1056,7 +1068,6 @@ static int mode_async(void)
 				       "%s: async sample at depth 32 <= 300 ns in the handler "
 				       "(median %.0f ns, p90 %.0f ns, %u short traces)",
 				       builds[bi].label, med, p90, s->bad);
-			free(v);
 		}
 	}
 	printf("\n| build | verify samples | sframebt != libunwind | in hash loop | "
@@ -1186,13 +1197,7 @@ static int mode_lookup(void)
 	static double warm[N_LB][ROUNDS], cold[N_LB][LOOKUP_COLD];
 	for (int round = 0; round < ROUNDS; round++) {
 		unsigned order[N_LB];
-		for (unsigned i = 0; i < N_LB; i++)
-			order[i] = i;
-		for (unsigned i = N_LB - 1; i > 0; i--) {
-			unsigned j = rng(i + 1), t = order[i];
-			order[i] = order[j];
-			order[j] = t;
-		}
+		shuffled(order, N_LB);
 		for (unsigned x = 0; x < N_LB; x++) {
 			unsigned i = order[x];
 			lookup_batch(i); /* warm the lines this variant reads */

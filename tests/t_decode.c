@@ -1688,6 +1688,17 @@ static bool coarse_is_exact(const struct sfb_section *s)
 	return true;
 }
 
+/* Does pc get a different answer (error or row) from the two sections? */
+static bool lookups_differ(const struct sfb_section *x, const struct sfb_section *y,
+			   uint64_t pc)
+{
+	struct sfb_row a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	int ea = sfb_lookup(x, pc, &a), eb = sfb_lookup(y, pc, &b);
+	return ea != eb || (ea == SFB_OK && !sb_row_eq(&a, &b));
+}
+
 /* Lookups through the index (or a damaged one) against the same section
  * searched without it: every FDE's edges and up to about 20000 PCs spread
  * over the range.  Returns the number of PCs whose answer differed. */
@@ -1698,26 +1709,16 @@ static unsigned coarse_differences(const struct sfb_section *with, uint64_t *fir
 	uint64_t span = with->pc_hi - with->pc_lo + 64;
 	uint64_t step = span / (20000 / work_div) + 1;
 	unsigned bad = 0;
-	for (uint64_t pc = with->pc_lo - 32; pc < with->pc_hi + 32; pc += step) {
-		struct sfb_row a, b;
-		memset(&a, 0, sizeof a);
-		memset(&b, 0, sizeof b);
-		int ea = sfb_lookup(with, pc, &a), eb = sfb_lookup(&plain, pc, &b);
-		if ((ea != eb || (ea == SFB_OK && !sb_row_eq(&a, &b))) && !bad++)
+	for (uint64_t pc = with->pc_lo - 32; pc < with->pc_hi + 32; pc += step)
+		if (lookups_differ(with, &plain, pc) && !bad++)
 			*first_bad = pc;
-	}
 	for (uint32_t r = 0; r < with->num_fdes; r++) {
 		struct sfb_fde f;
 		sfb_fde_get(with, r, &f);
 		uint64_t edge[4] = { f.start - 1, f.start, f.start + f.size - 1, f.start + f.size };
-		for (unsigned i = 0; i < 4; i++) {
-			struct sfb_row a, b;
-			memset(&a, 0, sizeof a);
-			memset(&b, 0, sizeof b);
-			int ea = sfb_lookup(with, edge[i], &a), eb = sfb_lookup(&plain, edge[i], &b);
-			if ((ea != eb || (ea == SFB_OK && !sb_row_eq(&a, &b))) && !bad++)
+		for (unsigned i = 0; i < 4; i++)
+			if (lookups_differ(with, &plain, edge[i]) && !bad++)
 				*first_bad = edge[i];
-		}
 	}
 	return bad;
 }
@@ -1751,10 +1752,8 @@ static void coarse_section(const char *name, struct sfb_section *s)
 		      name, used, bad, first);
 	}
 	/* Damaged: zeros, all ones, reversed, off by one, random. */
-	sfb_coarse_build(s, index, 256);
-	uint32_t n = s->coarse_n;
 	for (unsigned kind = 0; kind < 5; kind++) {
-		sfb_coarse_build(s, index, 256);
+		uint32_t n = sfb_coarse_build(s, index, 256);
 		for (uint32_t k = 0; k < n; k++) {
 			switch (kind) {
 			case 0: index[k] = 0; break;

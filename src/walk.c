@@ -34,6 +34,10 @@ struct walker {
 	struct sfb_object copies[WALK_OBJECTS];
 	unsigned nobj, last, next_obj;
 	unsigned flags;
+	/* The last PC no object holds, and why: the fast path and the
+	 * general path may both ask about it, and it costs a lookup. */
+	uintptr_t miss_pc;
+	int miss_stop;
 };
 
 static inline bool holds(const struct sfb_object *o, uintptr_t pc)
@@ -54,17 +58,23 @@ static inline int find_object(struct walker *w, uintptr_t pc, const struct sfb_o
 			return 0;
 		}
 	}
-	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj++ : w->next_obj++ % WALK_OBJECTS;
+	if (w->miss_stop && pc == w->miss_pc)
+		return w->miss_stop;
 	const struct sfb_object *o = sfb_objcache_permanent(pc);
+	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->next_obj % WALK_OBJECTS;
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);
 		if (stop) {
-			w->copies[i].map_start = w->copies[i].map_end = 0; /* matches no PC */
-			w->objs[i] = &w->copies[i];
+			w->miss_pc = pc;
+			w->miss_stop = stop;
 			return stop;
 		}
 		o = &w->copies[i];
 	}
+	if (w->nobj < WALK_OBJECTS)
+		w->nobj++;
+	else
+		w->next_obj++;
 	w->objs[i] = o;
 	w->last = i;
 	*out = o;
@@ -284,6 +294,23 @@ memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
 	return e;
 }
 
+/* The memo entry for the exact PC a walk starts at (a ucontext, or the
+ * registers a signal frame saved), and its row: the row classify()
+ * memoised last time the walk stopped there.  Such a row has the common
+ * shape, so it is no trampoline's and needs no topmost-frame correction
+ * (sfb_arch_fix_topmost_row() changes only PC-mask rows, never memoised):
+ * the fast path applies it like a return address's. */
+static __attribute__((noinline)) const struct sfb_memo_entry *
+memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
+{
+	const struct sfb_object *o;
+	if (find_object(w, pc, &o) || o->status != SFB_OK ||
+	    (o->source != SFB_SRC_SFRAME && o->source != SFB_SRC_MEMORY))
+		return NULL;
+	*epoch = o->epoch;
+	return sfb_memo_get(SFB_MEMO_EXACT(pc), o->epoch, row);
+}
+
 #ifdef SFB_RA_SLOT
 #define RA_SLOT(row) SFB_RA_SLOT
 #else
@@ -300,12 +327,14 @@ memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
  * an aligned SP inside the window, which holds on entry and then by
  * induction.  Any doubt (an unknown address, an implausible CFA) ends the
  * run, leaving that frame to the general path, which redoes it from
- * scratch and gives the stop reason.  Returns the new frame count;
- * *outermost when a return address of 0 ended the walk.  Inlined twice, so
- * that with_frames is a constant in each copy. */
+ * scratch and gives the stop reason.  When exact, the first PC is an exact
+ * PC, whose row is memoised under its own key (memo_find_exact()).
+ * Returns the new frame count; *outermost when a return address of 0
+ * ended the walk.  Inlined twice, so that with_frames is a constant in
+ * each copy. */
 static inline __attribute__((always_inline)) int
 fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames,
-	       void **pcs, int n, int size, uint8_t *source, bool *outermost,
+	       void **pcs, int n, int size, bool exact, uint8_t *source, bool *outermost,
 	       const bool with_frames)
 {
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
@@ -316,7 +345,8 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	 * that they themselves can stay in registers. */
 	struct sfb_memo_row found;
 	uint32_t found_epoch = 0;
-	const struct sfb_memo_entry *e = memo_find(w, NULL, pc, &found_epoch, &found);
+	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
+					       : memo_find(w, NULL, pc, &found_epoch, &found);
 	if (!e)
 		return n;
 	struct sfb_memo_row row = found;
@@ -347,8 +377,10 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 		if (__builtin_expect(row.fp_slot != 0, 1))
 			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		if (with_frames) {
-			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src };
+			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
+								 .exact = exact };
 			src = SFRAME_BT_FROM_SFRAME;
+			exact = false;
 		} else {
 			*pc_out++ = (void *)pc;
 		}
@@ -384,13 +416,14 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 
 SFB_NO_ASAN static int fast_frames(struct walker *w, struct sfb_regs *r,
 				   struct sframe_bt_frame *frames, void **pcs, int n,
-				   int size, uint8_t *source, bool *outermost)
+				   int size, bool exact, uint8_t *source, bool *outermost)
 {
 	if (!w->mem.nwin)
 		return n;
 	if (frames)
-		return fast_frames_as(w, r, frames, NULL, n, size, source, outermost, true);
-	return fast_frames_as(w, r, NULL, pcs, n, size, source, outermost, false);
+		return fast_frames_as(w, r, frames, NULL, n, size, exact, source, outermost,
+				      true);
+	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false);
 }
 
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
@@ -399,6 +432,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	struct walker w;
 	w.nobj = w.last = w.next_obj = 0;
 	w.flags = flags;
+	w.miss_pc = 0;
+	w.miss_stop = 0;
 	sfb_mem_init(&w.mem);
 	memset(st, 0, sizeof *st);
 
@@ -419,12 +454,14 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
 			break;
 		}
-		if (!exact) {
+		{
 			bool outermost = false;
-			int m = fast_frames(&w, regs, frames, pcs, n, size, &source, &outermost);
+			int m = fast_frames(&w, regs, frames, pcs, n, size, exact, &source,
+					    &outermost);
 			if (m > n) {
 				st->frames_sframe += m - n;
 				n = m;
+				exact = false;
 				topmost = false;
 				if (outermost) {
 					st->stop = SFRAME_BT_STOP_OUTERMOST;

@@ -42,6 +42,11 @@
  *    used; and with a valid-looking entry under the exact key in the pair
  *    of every return address, walks stay right (an exact row never serves
  *    a return address).
+ * 6. An exact PC that no object holds (code the loader does not know, such
+ *    as a JIT's): the walk gives that PC alone, with the stop reason
+ *    no-object, and asks _dl_find_object() about it once, although both
+ *    the fast path and the general path look for its object (this program
+ *    defines _dl_find_object(), counting, and forwards to libc's).
  * 3. Seqlock: two writer threads sfb_memo_put() keys that all fall into one
  *    pair, with rows derived from the key, while three readers
  *    sfb_memo_get()/sfb_memo_try() them: every read that succeeds must
@@ -69,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -1467,6 +1473,61 @@ NOINL int phase_seqlock(double seconds)
 
 /* ---- main ---------------------------------------------------------------------------- */
 
+/* ---- 6. An exact PC no object holds -------------------------------------- */
+
+static atomic_int find_object_calls;
+static atomic_bool count_find_object;
+
+int _dl_find_object(void *pc, struct dl_find_object *result)
+{
+	static int (*next)(void *, struct dl_find_object *);
+	if (!next)
+		next = (int (*)(void *, struct dl_find_object *))dlsym(RTLD_NEXT,
+									"_dl_find_object");
+	if (atomic_load(&count_find_object))
+		atomic_fetch_add(&find_object_calls, 1);
+	return next ? next(pc, result) : -1;
+}
+
+static void phase_no_object(void)
+{
+	void *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		CHECK(0, "no-object PC: mmap");
+		return;
+	}
+	uintptr_t pc = (uintptr_t)page + 64;
+	struct dl_find_object probe;
+	CHECK(_dl_find_object((void *)pc, &probe) != 0,
+	      "no-object PC: no object holds an anonymous mapping");
+	ucontext_t uc;
+	getcontext(&uc);
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	int bad = 0, calls_bad = 0;
+	for (int round = 0; round < 3; round++) {
+		struct sframe_bt_frame f[8];
+		struct sframe_bt_status st;
+		atomic_store(&find_object_calls, 0);
+		atomic_store(&count_find_object, true);
+		int n = sframe_backtrace_ex(&uc, f, 8, 0, &st);
+		atomic_store(&count_find_object, false);
+		if (n != 1 || f[0].pc != pc || !f[0].exact || st.stop != SFRAME_BT_STOP_NO_OBJECT)
+			bad++;
+		if (atomic_load(&find_object_calls) != 1)
+			calls_bad++;
+		void *pcs[8];
+		n = sframe_backtrace_ucontext(&uc, pcs, 8);
+		if (n != 1 || pcs[0] != (void *)pc)
+			bad++;
+	}
+	CHECK(bad == 0, "no-object PC: the walk is that PC alone, stop no-object (%d bad of 6)",
+	      bad);
+	CHECK(calls_bad == 0,
+	      "no-object PC: one _dl_find_object() call per walk (%d of 3 walks differ, "
+	      "last %d calls)", calls_bad, atomic_load(&find_object_calls));
+	munmap(page, 4096);
+}
+
 int main(void)
 {
 	main_ra = RA0();
@@ -1500,6 +1561,7 @@ int main(void)
 	double t1 = now_s();
 	phase_corrupt();
 	phase_exact();
+	phase_no_object();
 	double t2 = now_s();
 	phase_seqlock(seconds);
 	double t3 = now_s();

@@ -220,8 +220,7 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
  * coarse index first, into the slot's own index array. */
 static void publish_described(unsigned i, struct sfb_object *o)
 {
-	if (o->status == SFB_OK &&
-	    (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY))
+	if (sfb_object_has_rows(o))
 		sfb_coarse_build(&o->sec, coarse_index[i], SFB_COARSE_BUCKETS);
 	slot_publish(i, o);
 	keep_if_permanent(o);

@@ -35,6 +35,7 @@
 #define SFB_OBJCACHE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "sframe_decode.h"
 
@@ -73,6 +74,13 @@ struct sfb_object {
 	uint8_t sframe_head[32];
 	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
 };
+
+/* Does o carry a validated section of SFrame rows (sec is usable)? */
+static inline bool sfb_object_has_rows(const struct sfb_object *o)
+{
+	return o->status == SFB_OK &&
+	       (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY);
+}
 
 /* Find the object holding pc, discovering and caching it if needed.
  * Async-signal-safe.  Returns 0 and a consistent copy in *out, or a

@@ -238,8 +238,7 @@ static void put(struct sframe_bt_frame *frames, void **pcs, int i,
 static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 		    struct sfb_row *row, bool *have_row, bool *is_signal)
 {
-	bool has_rows = (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY) &&
-			o->status == SFB_OK;
+	bool has_rows = sfb_object_has_rows(o);
 	uintptr_t key = exact ? pc : pc - 1;
 	struct sfb_memo_row simple;
 	*is_signal = false;
@@ -304,8 +303,7 @@ static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
-	if (find_object(w, pc, &o) || o->status != SFB_OK ||
-	    (o->source != SFB_SRC_SFRAME && o->source != SFB_SRC_MEMORY))
+	if (find_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return NULL;
 	*epoch = o->epoch;
 	return sfb_memo_get(SFB_MEMO_EXACT(pc), o->epoch, row);

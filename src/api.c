@@ -47,7 +47,8 @@ const char *sframe_bt_stop_name(int stop)
 		(r).sp = fa_ + 16;                                            \
 		(r).fp = *(const uintptr_t *)fa_;                             \
 		(r).ra = 0;                                                   \
-		(r).have_all = (r).have_ra = false; /* gpr[] unknown: unset */ \
+		(r).all = NULL;                                               \
+		(r).have_ra = false;                                          \
 	} while (0)
 
 static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, void **pcs,

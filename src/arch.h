@@ -9,17 +9,19 @@
 #include "memread.h"
 #include "sframe_decode.h"
 
-#define SFB_MAX_DWARF_REGS 32
-
 /* Register state of one frame. */
 struct sfb_regs {
 	uintptr_t pc, sp, fp;
 	uintptr_t ra;        /* link register (AArch64 x30, s390x r14); x86-64: unused */
-	/* All general registers by DWARF number, valid only when have_all:
-	 * the topmost frame of a ucontext walk and the frame right after a
-	 * signal frame.  Elsewhere they are unknown (callee-clobbered). */
-	uintptr_t gpr[SFB_MAX_DWARF_REGS];
-	bool have_all;
+	/* Every general register, known only in the topmost frame of a
+	 * ucontext walk and in the frame right after a signal frame; NULL
+	 * elsewhere (callee-clobbered).  Points at the registers as the kernel
+	 * saved them: in the caller's ucontext, or in the walker's checked
+	 * copy of a signal frame's (struct sfb_saved_regs).  Not copied up
+	 * front: only a rule based on a register other than SP and FP reads
+	 * one (sfb_arch_reg()), and a sample copying all of them cost about
+	 * 40 instructions for nothing. */
+	const void *all;
 	bool have_ra;        /* ra holds the live link register */
 };
 
@@ -37,17 +39,26 @@ extern const uint8_t sfb_arch_abi;
 /* A call pushes the return address just below the caller's CFA, always:
  * the memoised rows need not say where it is (rowmemo.h). */
 #define SFB_RA_SLOT (-1)
+#define SFB_SAVED_WORDS 23 /* NGREG: the ucontext's gregs[] */
 #elif defined(__aarch64__)
 #define SFB_DWARF_SP 31
 #define SFB_DWARF_FP 29
 #define SFB_SP_FROM_CFA(cfa) (cfa)
+#define SFB_SAVED_WORDS 34 /* regs[31], sp, pc, pstate */
 #elif defined(__s390x__)
 #define SFB_DWARF_SP 15
 #define SFB_DWARF_FP 11
 #define SFB_SP_FROM_CFA(cfa) ((cfa) - 160)
+#define SFB_SAVED_WORDS 18 /* psw (2 words), gprs[16] */
 #endif
 
-/* Fill regs from an SA_SIGINFO ucontext.  False if it is unusable. */
+/* A signal frame's registers, as the kernel saved them. */
+struct sfb_saved_regs {
+	uintptr_t w[SFB_SAVED_WORDS];
+};
+
+/* Fill regs from an SA_SIGINFO ucontext, which must outlive the walk.
+ * False if it is unusable. */
 bool sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
 
 /* The value of DWARF register n in regs, if known. */
@@ -58,8 +69,10 @@ bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
 bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
 
 /* The interrupted registers from the signal frame found at sp (the stack
- * pointer when the trampoline runs).  False if unreadable. */
-bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_regs *out);
+ * pointer when the trampoline runs), read through m into *saved, which
+ * out->all then points at.  False if unreadable. */
+bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
+			    struct sfb_regs *out);
 
 /* Is ra just after a call instruction in [code_lo, code_hi)? */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);

@@ -15,34 +15,25 @@
 
 const uint8_t sfb_arch_abi = SFB_ABI_AMD64_LE;
 
-/* gregs[] -> DWARF numbers.  Spelled out: this runs for every walk from a
- * ucontext, and a loop over a table of gregs[] indexes cost about 120
- * instructions a walk, these copies about 40. */
-static void from_gregs(const greg_t *g, struct sfb_regs *r)
+_Static_assert(NGREG == SFB_SAVED_WORDS && sizeof(greg_t) == sizeof(uintptr_t),
+	       "struct sfb_saved_regs holds a gregs[]");
+
+/* gregs[i] of a ucontext's registers, or of a signal frame's copy (whose
+ * words are uintptr_t, not greg_t: read as bytes, not through either). */
+static uintptr_t greg(const void *gregs, unsigned i)
 {
-	uintptr_t *d = r->gpr;
-	d[0] = (uintptr_t)g[REG_RAX];
-	d[1] = (uintptr_t)g[REG_RDX];
-	d[2] = (uintptr_t)g[REG_RCX];
-	d[3] = (uintptr_t)g[REG_RBX];
-	d[4] = (uintptr_t)g[REG_RSI];
-	d[5] = (uintptr_t)g[REG_RDI];
-	d[6] = (uintptr_t)g[REG_RBP];
-	d[7] = (uintptr_t)g[REG_RSP];
-	d[8] = (uintptr_t)g[REG_R8];
-	d[9] = (uintptr_t)g[REG_R9];
-	d[10] = (uintptr_t)g[REG_R10];
-	d[11] = (uintptr_t)g[REG_R11];
-	d[12] = (uintptr_t)g[REG_R12];
-	d[13] = (uintptr_t)g[REG_R13];
-	d[14] = (uintptr_t)g[REG_R14];
-	d[15] = (uintptr_t)g[REG_R15];
-	d[16] = (uintptr_t)g[REG_RIP];
-	r->pc = (uintptr_t)g[REG_RIP];
-	r->sp = (uintptr_t)g[REG_RSP];
-	r->fp = (uintptr_t)g[REG_RBP];
+	uintptr_t v;
+	memcpy(&v, (const char *)gregs + sizeof(greg_t) * i, sizeof v);
+	return v;
+}
+
+static void from_gregs(const void *g, struct sfb_regs *r)
+{
+	r->pc = greg(g, REG_RIP);
+	r->sp = greg(g, REG_RSP);
+	r->fp = greg(g, REG_RBP);
 	r->ra = 0;
-	r->have_all = true;
+	r->all = g;
 	r->have_ra = false;
 }
 
@@ -55,6 +46,13 @@ bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
 	return true;
 }
 
+/* DWARF numbers -> gregs[] indexes. */
+static const unsigned char greg_of_dwarf[17] = {
+	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+	REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+	REG_RIP,
+};
+
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 {
 	if (n == 7) {
@@ -65,8 +63,8 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 		*out = r->fp;
 		return true;
 	}
-	if (r->have_all && n < 17) {
-		*out = r->gpr[n];
+	if (r->all && n < sizeof greg_of_dwarf) {
+		*out = greg(r->all, greg_of_dwarf[n]);
 		return true;
 	}
 	return false;
@@ -86,17 +84,14 @@ bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 
 /* At the trampoline, sp points at the ucontext of the kernel's
  * struct rt_sigframe (its pretcode was popped by the handler's ret). */
-bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_regs *out)
+bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
+			    struct sfb_regs *out)
 {
 	uintptr_t g = sp + offsetof(ucontext_t, uc_mcontext.gregs);
-	greg_t gregs[NGREG];
-	for (unsigned i = 0; i < NGREG; i++) {
-		uintptr_t v;
-		if (!sfb_mem_read(m, g + 8 * i, &v))
+	for (unsigned i = 0; i < NGREG; i++)
+		if (!sfb_mem_read(m, g + 8 * i, &saved->w[i]))
 			return false;
-		gregs[i] = (greg_t)v;
-	}
-	from_gregs(gregs, out);
+	from_gregs(saved->w, out);
 	return true;
 }
 

@@ -24,7 +24,6 @@
 extern void *__libc_stack_end;
 
 #define PAGE 4096u
-#define PROBE_BUDGET 64 /* per walk: bounds the cost of a garbage stack */
 
 bool sfb_probe_readable(uintptr_t addr)
 {
@@ -71,8 +70,8 @@ void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi)
  * unlike the default TLS model of a shared library, whose first access
  * may call malloc.  Writes are single words, lo before hi, so a signal
  * handler interrupting an update sees either no range or a valid one. */
-static __thread uintptr_t tstack_lo __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t tstack_hi __attribute__((tls_model("initial-exec")));
+__thread uintptr_t sfb_tstack_lo __attribute__((tls_model("initial-exec")));
+__thread uintptr_t sfb_tstack_hi __attribute__((tls_model("initial-exec")));
 
 #define MAX_ANCHOR_DISTANCE (8u << 20)  /* probe at most 2048 pages */
 #define MAX_ANCHOR_TRIES 4
@@ -109,31 +108,29 @@ static void anchor_thread_stack(uintptr_t own_sp)
 				    : page_down((uintptr_t)pthread_self());
 	if (own_sp >= top || top - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, top))
 		return;
-	tstack_lo = page_down(own_sp);
+	sfb_tstack_lo = page_down(own_sp);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	tstack_hi = top;
+	sfb_tstack_hi = top;
 }
 
 /* The walker runs deeper than before: extend the range downward over the
  * new, contiguous pages of its own stack. */
 static void extend_thread_stack(uintptr_t own_sp)
 {
-	uintptr_t lo = tstack_lo;
+	uintptr_t lo = sfb_tstack_lo;
 	if (own_sp >= lo || lo - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, lo))
 		return;
-	tstack_lo = page_down(own_sp);
+	sfb_tstack_lo = page_down(own_sp);
 }
 
-void sfb_mem_init(struct sfb_mem *m)
+void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp)
 {
-	uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);
-	m->nwin = m->next = m->probes = 0;
-	m->probe_budget = PROBE_BUDGET;
-	if (!tstack_hi)
+	m->nwin = 0;
+	if (!sfb_tstack_hi)
 		anchor_thread_stack(own_sp);
-	else if (own_sp < tstack_lo && own_sp >= tstack_hi - MAX_ANCHOR_DISTANCE)
+	else if (own_sp < sfb_tstack_lo && own_sp >= sfb_tstack_hi - MAX_ANCHOR_DISTANCE)
 		extend_thread_stack(own_sp);
-	uintptr_t lo = tstack_lo, hi = tstack_hi;
+	uintptr_t lo = sfb_tstack_lo, hi = sfb_tstack_hi;
 	if (hi && lo < hi)
 		m->win[m->nwin++] = (struct sfb_window){ lo, hi };
 	/* Nothing else is trusted without a probe: not even the sigaltstack a

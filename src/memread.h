@@ -28,9 +28,33 @@ struct sfb_mem {
 	unsigned probe_budget;
 };
 
+#define SFB_PROBE_BUDGET 64 /* per walk: bounds the cost of a garbage stack */
+
+/* The calling thread's own stack, [lo, hi), every page of it probed
+ * readable once (memread.c).  Initial-exec TLS: see there. */
+extern __thread uintptr_t sfb_tstack_lo __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t sfb_tstack_hi __attribute__((tls_model("initial-exec")));
+
+void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp);
+
 /* Start a walk's memory view, with the calling thread's own stack (cached
- * per thread) as its first window. */
-void sfb_mem_init(struct sfb_mem *m);
+ * per thread) as its first window.  Inline for the usual case, a walker
+ * running inside the range already proved; own_sp is any address in the
+ * caller's frame. */
+static inline void sfb_mem_init(struct sfb_mem *m, uintptr_t own_sp)
+{
+	uintptr_t lo = sfb_tstack_lo, hi = sfb_tstack_hi;
+	m->next = m->probes = 0;
+	m->probe_budget = SFB_PROBE_BUDGET;
+	/* Not one compare (own_sp - lo < hi - lo): a handler interrupting the
+	 * first anchoring sees lo set and hi still 0. */
+	if (__builtin_expect(own_sp >= lo && own_sp < hi, 1)) {
+		m->win[0] = (struct sfb_window){ lo, hi };
+		m->nwin = 1;
+		return;
+	}
+	sfb_mem_init_slow(m, own_sp);
+}
 
 /* Declare [lo, hi) readable without probing (the caller knows). */
 void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi);

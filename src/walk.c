@@ -38,6 +38,7 @@ struct walker {
 	 * general path may both ask about it, and it costs a lookup. */
 	uintptr_t miss_pc;
 	int miss_stop;
+	struct sfb_saved_regs saved; /* the last signal frame's registers */
 };
 
 static inline bool holds(const struct sfb_object *o, uintptr_t pc)
@@ -405,23 +406,113 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 		r->pc = pc;
 		r->sp = sp;
 		r->fp = fp;
-		r->have_all = false;
+		r->all = NULL;
 		r->have_ra = false;
 		*source = with_frames ? src : SFRAME_BT_FROM_SFRAME;
 	}
 	return m;
 }
 
-SFB_NO_ASAN static int fast_frames(struct walker *w, struct sfb_regs *r,
-				   struct sframe_bt_frame *frames, void **pcs, int n,
-				   int size, bool exact, uint8_t *source, bool *outermost)
+/* The two copies, out of line: a sample's code is then these, a few lines
+ * of sfb_walk() and the lookups, not spread among the general step's. */
+SFB_NO_ASAN static __attribute__((noinline)) int
+fast_pcs(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size, bool exact,
+	 uint8_t *source, bool *outermost)
 {
-	if (!w->mem.nwin)
-		return n;
-	if (frames)
-		return fast_frames_as(w, r, frames, NULL, n, size, exact, source, outermost,
-				      true);
 	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false);
+}
+
+SFB_NO_ASAN static __attribute__((noinline)) int
+fast_records(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, int n,
+	     int size, bool exact, uint8_t *source, bool *outermost)
+{
+	return fast_frames_as(w, r, frames, NULL, n, size, exact, source, outermost, true);
+}
+
+/* Where a walk is between steps. */
+struct position {
+	int n;          /* frames written */
+	bool exact;     /* regs->pc is an exact PC, not a return address */
+	bool topmost;   /* registers beyond SP/FP are known */
+	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
+	int signals;    /* signal frames crossed */
+};
+
+/* One step by the general path: the frame at regs->pc is looked up from
+ * scratch, written out, and its caller's registers replace regs.  0 to go
+ * on, else the stop reason.  Out of line: a sample whose frames are all
+ * memoised never comes here. */
+static __attribute__((noinline)) int
+general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
+	     struct sframe_bt_frame *frames, void **pcs, struct sframe_bt_status *st)
+{
+	/* Return addresses point after the call; look up the call. */
+	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
+	const struct sfb_object *o;
+	int stop = find_object(w, lookup, &o);
+	if (stop) {
+		/* An exact PC is a frame even outside any object (JIT code); an
+		 * unverifiable return address is not. */
+		if (at->exact)
+			put(frames, pcs, at->n++, (struct sframe_bt_frame){
+				.pc = regs->pc, .source = at->source, .exact = 1 });
+		return stop;
+	}
+	struct sfb_row row;
+	bool have_row, is_signal;
+	stop = classify(o, regs->pc, at->exact, &row, &have_row, &is_signal);
+	if (stop)
+		return stop;
+	/* A V3 FDE marked 'S' is applied like any other row but, as in DWARF,
+	 * the PC it unwinds to was interrupted, not called. */
+	bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
+	put(frames, pcs, at->n, (struct sframe_bt_frame){ .pc = regs->pc, .source = at->source,
+							   .exact = at->exact });
+	at->n++;
+	if (is_signal) {
+		if (++at->signals > MAX_SIGNAL_FRAMES ||
+		    !sfb_arch_sigframe_regs(&w->mem, regs->sp, &w->saved, regs))
+			return SFRAME_BT_STOP_UNREADABLE;
+		at->exact = true;
+		at->topmost = true;
+		at->source = SFRAME_BT_FROM_SIGNAL_FRAME;
+		st->frames_signal++;
+		if (frames)
+			frames[at->n - 1].cfa = regs->sp;
+		return regs->pc == 0 ? SFRAME_BT_STOP_BAD_RA : 0;
+	}
+	struct step next = { 0, 0, 0, 0 };
+	if (have_row) {
+		if (at->topmost)
+			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
+		stop = step_row(w, regs, at->topmost, &row, &next);
+		at->source = SFRAME_BT_FROM_SFRAME;
+	} else if (fp_allowed(w, o)) {
+		stop = step_fp(w, regs, at->topmost, &next);
+		at->source = SFRAME_BT_FROM_FRAME_POINTER;
+	} else {
+		stop = o->source != SFB_SRC_NONE && o->status != SFB_OK
+			       ? SFRAME_BT_STOP_BAD_SECTION
+			       : SFRAME_BT_STOP_NO_UNWIND_INFO;
+	}
+	if (stop)
+		return stop;
+	if (frames)
+		frames[at->n - 1].cfa = next.cfa;
+	if (at->source == SFRAME_BT_FROM_SFRAME)
+		st->frames_sframe++;
+	else
+		st->frames_fp++;
+	if (next.pc == 0)
+		return SFRAME_BT_STOP_OUTERMOST;
+	regs->pc = next.pc;
+	regs->sp = next.sp;
+	regs->fp = next.fp;
+	regs->all = NULL;
+	regs->have_ra = false;
+	at->exact = next_exact;
+	at->topmost = false;
+	return 0;
 }
 
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
@@ -432,122 +523,43 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	w.flags = flags;
 	w.miss_pc = 0;
 	w.miss_stop = 0;
-	sfb_mem_init(&w.mem);
+	sfb_mem_init(&w.mem, (uintptr_t)&w);
 	memset(st, 0, sizeof *st);
-
-	int n = 0, signals = 0;
-	bool topmost = true; /* registers beyond SP/FP are known */
-	uint8_t source = SFRAME_BT_FROM_CONTEXT;
-	struct step next = { 0, 0, 0, 0 };
-	struct sfb_regs sigregs;
-
 	if (regs->pc == 0) {
 		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
 		return 0;
 	}
+	struct position at = { 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 	for (;;) {
-		if (n == size) {
+		if (at.n == size) {
 			/* Another frame exists (the step gave a non-zero PC); it
 			 * is not looked at. */
 			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
 			break;
 		}
-		{
-			bool outermost = false;
-			int m = fast_frames(&w, regs, frames, pcs, n, size, exact, &source,
+		bool outermost = false;
+		int m = !w.mem.nwin ? at.n
+			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
+						&outermost)
+				 : fast_pcs(&w, regs, pcs, at.n, size, at.exact, &at.source,
 					    &outermost);
-			if (m > n) {
-				st->frames_sframe += m - n;
-				n = m;
-				exact = false;
-				topmost = false;
-				if (outermost) {
-					st->stop = SFRAME_BT_STOP_OUTERMOST;
-					break;
-				}
-				continue;
-			}
-		}
-		/* Return addresses point after the call; look up the call. */
-		uintptr_t lookup = exact ? regs->pc : regs->pc - 1;
-		const struct sfb_object *o;
-		int stop = find_object(&w, lookup, &o);
-		if (stop) {
-			/* An exact PC is a frame even outside any object (JIT
-			 * code); an unverifiable return address is not. */
-			if (exact)
-				put(frames, pcs, n++, (struct sframe_bt_frame){
-					.pc = regs->pc, .source = source, .exact = 1 });
-			st->stop = stop;
-			break;
-		}
-		struct sfb_row row;
-		bool have_row, is_signal;
-		stop = classify(o, regs->pc, exact, &row, &have_row, &is_signal);
-		if (stop) {
-			st->stop = stop;
-			break;
-		}
-		/* A V3 FDE marked 'S' is applied like any other row but, as in
-		 * DWARF, the PC it unwinds to was interrupted, not called. */
-		bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
-		put(frames, pcs, n, (struct sframe_bt_frame){ .pc = regs->pc, .source = source,
-							      .exact = exact });
-		n++;
-		if (is_signal) {
-			if (++signals > MAX_SIGNAL_FRAMES ||
-			    !sfb_arch_sigframe_regs(&w.mem, regs->sp, &sigregs)) {
-				st->stop = SFRAME_BT_STOP_UNREADABLE;
-				break;
-			}
-			*regs = sigregs;
-			exact = true;
-			topmost = true;
-			source = SFRAME_BT_FROM_SIGNAL_FRAME;
-			st->frames_signal++;
-			if (frames)
-				frames[n - 1].cfa = regs->sp;
-			if (regs->pc == 0) {
-				st->stop = SFRAME_BT_STOP_BAD_RA;
+		if (m > at.n) {
+			st->frames_sframe += m - at.n;
+			at.n = m;
+			at.exact = false;
+			at.topmost = false;
+			if (outermost) {
+				st->stop = SFRAME_BT_STOP_OUTERMOST;
 				break;
 			}
 			continue;
 		}
-		if (have_row) {
-			if (topmost)
-				sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
-			stop = step_row(&w, regs, topmost, &row, &next);
-			source = SFRAME_BT_FROM_SFRAME;
-		} else if (fp_allowed(&w, o)) {
-			stop = step_fp(&w, regs, topmost, &next);
-			source = SFRAME_BT_FROM_FRAME_POINTER;
-		} else {
-			stop = o->source != SFB_SRC_NONE && o->status != SFB_OK
-				       ? SFRAME_BT_STOP_BAD_SECTION
-				       : SFRAME_BT_STOP_NO_UNWIND_INFO;
-		}
+		int stop = general_step(&w, regs, &at, frames, pcs, st);
 		if (stop) {
 			st->stop = stop;
 			break;
 		}
-		if (frames)
-			frames[n - 1].cfa = next.cfa;
-		if (source == SFRAME_BT_FROM_SFRAME)
-			st->frames_sframe++;
-		else
-			st->frames_fp++;
-		if (next.pc == 0) {
-			st->stop = SFRAME_BT_STOP_OUTERMOST;
-			break;
-		}
-		regs->pc = next.pc;
-		regs->sp = next.sp;
-		regs->fp = next.fp;
-		regs->have_all = false;
-		regs->have_ra = false;
-		exact = next_exact;
-		topmost = false;
 	}
 	st->stop_pc = regs->pc;
-	return n;
+	return at.n;
 }

@@ -107,6 +107,16 @@ static inline struct sfb_memo_entry *sfb_memo_get(uintptr_t key, uint32_t epoch,
 	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
 }
 
+/* The entry holding an exact PC's row (key: SFB_MEMO_EXACT(pc)), and the
+ * row; NULL if none.  Only the second entry of its pair can hold one
+ * (sfb_memo_put_exact()). */
+static inline struct sfb_memo_entry *sfb_memo_get_exact(uintptr_t key, uint32_t epoch,
+							struct sfb_memo_row *row)
+{
+	struct sfb_memo_entry *e = sfb_memo_pair(key) + 1;
+	return sfb_memo_try(e, key, epoch, row) ? e : NULL;
+}
+
 static inline struct sfb_memo_entry *sfb_memo_hint(const struct sfb_memo_entry *e)
 {
 	return atomic_load_explicit(&((struct sfb_memo_entry *)e)->next, memory_order_relaxed);

@@ -245,7 +245,7 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 	*is_signal = false;
 	/* A memoised exact row is what the lines below gave last time: a row
 	 * of the common shape, which is no trampoline's. */
-	if (exact && has_rows && sfb_memo_get(SFB_MEMO_EXACT(pc), o->epoch, &simple)) {
+	if (exact && has_rows && sfb_memo_get_exact(SFB_MEMO_EXACT(pc), o->epoch, &simple)) {
 		sfb_memo_row_expand(&simple, SFB_DWARF_SP, SFB_DWARF_FP, row);
 		*have_row = true;
 		return 0;
@@ -307,7 +307,7 @@ memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo
 	if (find_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return NULL;
 	*epoch = o->epoch;
-	return sfb_memo_get(SFB_MEMO_EXACT(pc), o->epoch, row);
+	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), o->epoch, row);
 }
 
 #ifdef SFB_RA_SLOT

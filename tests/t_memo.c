@@ -1120,7 +1120,12 @@ static void pre_walk_exact(void)
 		return;
 	struct sfb_memo_entry *p = sfb_memo_pair(MEMO_EXACT_KEY(uc_pc));
 	unsigned kind = (unsigned)(exact_walks % 5);
-	for (int k = 0; k < 2; k++) {
+	/* The control's valid decoy goes only where exact rows are looked up,
+	 * the second entry: a lookup anywhere else misses it, and the control
+	 * then fails to go wrong. */
+	if (exact_mode == X_CONTROL)
+		entry_clear(&p[0]);
+	for (int k = exact_mode == X_CONTROL ? 1 : 0; k < 2; k++) {
 		fill_decoy(&p[k], MEMO_EXACT_KEY(uc_pc), kind, exact_mode == X_CONTROL || kind == 4);
 		if (exact_mode == X_DECOY && kind == 4)
 			p[k].key = MEMO_KEY(uc_pc); /* valid, but the return-address key */

@@ -6,7 +6,7 @@
 #   1. builds libbench-v2.so / libbench-v3.so with binutils 2.44 / 2.47,
 #      fetched privately by tests/fixtures/toolchains.sh (network, once;
 #      skipped with "V2/V3 skipped: toolchain unavailable" if that fails);
-#   2. runs sfbench time, async, lookup and firstcall (timings);
+#   2. runs sfbench time, async, async-solo, lookup and firstcall (timings);
 #   3. counts syscalls per backtrace with strace -f -c (two runs with
 #      different iteration counts, the difference divided by the extra
 #      iterations);
@@ -60,6 +60,9 @@ log "warm backtraces (sfbench time)"
 "$BIN" time >"$D/time.md" 2>"$D/time.err" || echo "**sfbench time failed** (exit $?): $(cat "$D/time.err")" >>"$D/time.md"
 log "SIGPROF samples (sfbench async)"
 "$BIN" async >"$D/async.md" 2>"$D/async.err" || echo "**sfbench async failed** (exit $?): $(cat "$D/async.err")" >>"$D/async.md"
+log "SIGPROF samples, one unwinder per process (sfbench async-solo)"
+"$BIN" async-solo >"$D/async-solo.md" 2>"$D/async-solo.err" ||
+	printf '**sfbench async-solo failed** (exit %s): %s\n\nTARGET: FAIL: the SIGPROF samples, one unwinder per process, were measured (sfbench async-solo failed)\n' "$?" "$(cat "$D/async-solo.err")" >>"$D/async-solo.md"
 log "FDE lookups in a large object (sfbench lookup)"
 "$BIN" lookup >"$D/lookup.md" 2>"$D/lookup.err" || echo "**sfbench lookup failed** (exit $?): $(cat "$D/lookup.err")" >>"$D/lookup.md"
 log "first calls (sfbench firstcall)"
@@ -297,10 +300,10 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	echo
 	echo "### Targets"
 	echo
-	cat "$D/time.md" "$D/async.md" "$D/firstcall.md" "$sc" |
+	cat "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/firstcall.md" "$sc" |
 		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p'
 	echo
-	for f in "$D/time.md" "$D/async.md" "$D/lookup.md" "$D/firstcall.md" "$sc" "$cg" "$pm"; do
+	for f in "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/lookup.md" "$D/firstcall.md" "$sc" "$cg" "$pm"; do
 		grep -v '^TARGET: ' "$f"
 	done
 } >"$OUT"

@@ -9,7 +9,8 @@
  *
  * The driver (sfbench.c) dlopen()s them side by side (RTLD_LOCAL), and
  * also links a copy (-fomit-frame-pointer, host binutils -> SFrame V1) into
- * itself: the "main" build. */
+ * itself: the "main" build; and a second copy with frame pointers, whose
+ * work function is the leaf of the "distinct" build (bench_distinct.h). */
 #ifndef SFB_BENCH_CHAIN_H
 #define SFB_BENCH_CHAIN_H
 
@@ -25,6 +26,14 @@
 #define bench_chain_entry main_chain_entry
 #define bench_chain_work main_chain_work
 #define bench_chain_ra main_chain_ra
+#elif defined(BENCH_CHAIN_IN_MAIN_FP)
+/* The copy with frame pointers: only its work function is used, as the
+ * leaf of the distinct chain, where the samples land and the frame-pointer
+ * walk starts (main_chain_work keeps no frame record: the walk would miss
+ * its return address).  Its recursive chain goes unused. */
+#define bench_chain_entry fpmain_chain_entry
+#define bench_chain_work fpmain_chain_work
+#define bench_chain_ra fpmain_chain_ra
 #endif
 
 typedef int (*bench_cb)(void *arg);
@@ -58,5 +67,6 @@ int bench_chain_work(void *arg);
 int main_chain_entry(int depth, bench_cb cb, void *arg);
 int main_chain_work(void *arg);
 extern void *main_chain_ra[BENCH_MAX_DEPTH + 2];
+int fpmain_chain_work(void *arg);
 
 #endif

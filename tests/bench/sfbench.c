@@ -20,13 +20,17 @@
  *                        without and with coarse indexes of several sizes
  *   syscalls M B D N     warm up, then N backtraces (for strace -c)
  *   spin M B D SECONDS   backtraces in a loop (for perf record)
- * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3 | main.
+ * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3 | main | distinct.
  *
  * The chain libraries libbench-{fp,v1,v2,v3}.so and objs/libbobjNNN.so are
  * looked for next to this executable; the "main" build is the same chain
  * linked into it (SIGPROF samples only: it shows what a sample costs where
- * no per-walk dlclose() confirmation is needed).  Built with frame pointers (so the
- * frame-pointer walk can cross timed_cb) and with -Wa,--gsframe.
+ * no per-walk dlclose() confirmation is needed), and the "distinct" build
+ * a chain of distinct functions linked into it with frame pointers
+ * (bench_distinct.h; SIGPROF samples only: a real stack's return address
+ * per frame, where the recursive chain has one for all).  Built with frame
+ * pointers (so the frame-pointer walk can cross timed_cb) and with
+ * -Wa,--gsframe.
  *
  * How every method is made to do the same work: the backtrace is taken
  * from one indirect call site in timed_cb(), at the leaf of a chain of
@@ -76,6 +80,7 @@
 #include "objcache.h"
 #include "sframe_decode.h"
 #include "bench_chain.h"
+#include "bench_distinct.h"
 
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME 0x6474e554
@@ -304,8 +309,10 @@ struct build {
 };
 
 /* B_FP..B_V3 are dlopen()ed libraries and take part in every mode; B_MAIN
- * is linked in and takes part in the SIGPROF samples only. */
-enum { B_FP, B_V1, B_V2, B_V3, B_MAIN, B_COUNT };
+ * and B_DISTINCT are linked in and take part in the SIGPROF samples only
+ * (B_DISTINCT is at most DISTINCT_MAX_DEPTH frames deep: it has no depth
+ * 128 for the other modes). */
+enum { B_FP, B_V1, B_V2, B_V3, B_MAIN, B_DISTINCT, B_COUNT };
 #define B_LIBS_END B_MAIN
 static struct build builds[B_COUNT] = {
 	{ .key = "fp", .label = "FP build (-fno-omit-frame-pointer)", .frame_pointer = 1,
@@ -315,6 +322,9 @@ static struct build builds[B_COUNT] = {
 	{ .key = "v3", .label = "SFrame V3 (binutils 2.47)", .want_version = 3 },
 	{ .key = "main", .label = "SFrame V1 (binutils 2.40), chain in the main program",
 	  .want_version = 1 },
+	{ .key = "distinct",
+	  .label = "main program, 32 distinct functions, frame pointers (SFrame V1)",
+	  .frame_pointer = 1, .want_version = 1 },
 };
 
 static char exe_dir[PATH_MAX];
@@ -334,7 +344,7 @@ static int b_parse(const char *s)
 	for (int i = 0; i < B_COUNT; i++)
 		if (!strcmp(s, builds[i].key))
 			return i;
-	die("unknown build (fp|v1|v2|v3|main)");
+	die("unknown build (fp|v1|v2|v3|main|distinct)");
 	return -1;
 }
 
@@ -374,6 +384,10 @@ static void load_builds(void)
 			b->entry = main_chain_entry;
 			b->work = main_chain_work;
 			b->ra = main_chain_ra;
+		} else if (i == B_DISTINCT) {
+			b->entry = distinct_chain_entry;
+			b->work = fpmain_chain_work;
+			b->ra = distinct_chain_ra;
 		} else {
 			snprintf(path, sizeof path, "%s/libbench-%s.so", exe_dir, b->key);
 			if (access(path, R_OK))
@@ -1036,7 +1050,7 @@ static int mode_async(void)
 			continue;
 		struct aresult *R = &ares[bi];
 		int kinds[5], nk = 0;
-		if (bi == B_FP)
+		if (builds[bi].frame_pointer)
 			kinds[nk++] = AK_FP;
 		kinds[nk++] = AK_SFB;
 		kinds[nk++] = AK_UNW;
@@ -1064,13 +1078,18 @@ static int mode_async(void)
 	       "interleaved across builds. A `verify` sample runs sframebt and libunwind on "
 	       "the same context and compares all PCs; when the sample is in the hash loop "
 	       "the PCs are also checked against the chain's recorded return addresses. "
+	       "The `distinct` build is a chain of %d distinct functions in the main program "
+	       "(frame pointers and SFrame V1, so the FP walk runs on the same code): a real "
+	       "stack has a return address of its own in every frame, each its own entry in "
+	       "sframebt's memo, where the recursive chain of the other builds has one for "
+	       "all its frames. "
 	       "The <= 300 ns target is judged on the one-unwinder-per-process table below, "
 	       "not here: in this rotation each sframebt sample comes right after a libunwind "
-	       "one (`verify`: ~20 us of work and ~60 system calls; on the fp build with an FP "
-	       "walk between), a cache state a profiler running one unwinder does not "
-	       "have.\n\n",
+	       "one (`verify`: ~20 us of work and ~60 system calls; on the fp and distinct "
+	       "builds with an FP walk between), a cache state a profiler running one "
+	       "unwinder does not have.\n\n",
 	       ASYNC_INTERVAL_NS / 1000, ASYNC_SIZE, (w.nwords * 8) >> 20, ns_per_tick, ASYNC_SIZE,
-	       ASYNC_ROUNDS, ASYNC_PER_ROUND);
+	       ASYNC_ROUNDS, ASYNC_PER_ROUND, ASYNC_SIZE);
 	printf("| build | method | samples | median ns | p10 ns | p90 ns | short traces | "
 	       "allocs |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
 	for (int bi = 0; bi < B_COUNT; bi++) {
@@ -1096,10 +1115,12 @@ static int mode_async(void)
 		struct aresult *R = &ares[bi];
 		printf("| %s | %u | %u | %u | %u | %s |\n", builds[bi].key, R->verify_n,
 		       R->verify_bad, R->truth_n, R->truth_bad,
-		       bi == B_FP ? (R->fp_mismatch ? "some (prologue samples)" : "0") : "n/a");
-		if (bi == B_FP && R->fp_mismatch)
-			printf("\n(FP walk differs in %u samples: a sample in a prologue, before "
-			       "`mov %%rsp,%%rbp`, skips the caller.)\n\n", R->fp_mismatch);
+		       builds[bi].frame_pointer ? (R->fp_mismatch ? "some (prologue samples)" : "0")
+						: "n/a");
+		if (builds[bi].frame_pointer && R->fp_mismatch)
+			printf("\n(FP walk differs in %u samples of %s: a sample in a prologue, "
+			       "before `mov %%rsp,%%rbp`, skips the caller.)\n\n", R->fp_mismatch,
+			       builds[bi].key);
 		if (R->verify_bad || R->truth_bad)
 			all_ok = false;
 		for (int i = 0; i < R->nslots; i++)
@@ -1254,7 +1275,7 @@ static int mode_async_solo(void)
 		if (!builds[bi].ok)
 			continue;
 		int kinds[4], nk = 0;
-		if (bi == B_FP)
+		if (builds[bi].frame_pointer)
 			kinds[nk++] = AK_FP;
 		kinds[nk++] = AK_SFB;
 		kinds[nk++] = AK_UNW;
@@ -1286,9 +1307,14 @@ static int mode_async_solo(void)
 	       "samples (discarded), then %d samples, sent back through a pipe. %d rounds, each "
 	       "visiting every cell once in a new random order, so the processes of all "
 	       "methods and builds interleave in time; median, p10 and p90 over all %d samples "
-	       "of a cell.\n\n",
+	       "of a cell. The `distinct` build's depth-%d chain is %d distinct functions (frame "
+	       "pointers, SFrame V1: the FP walk and sframebt on the same code), because a "
+	       "real stack has a return address of its own per frame, each a separate "
+	       "(cold) sframebt memo entry, where the recursive chain has one for all its "
+	       "frames.\n\n",
 	       ASYNC_INTERVAL_NS / 1000, (w.nwords * 8) >> 20, ASYNC_SIZE, SOLO_WARMUP,
-	       ASYNC_PER_ROUND, ASYNC_ROUNDS, ASYNC_ROUNDS * ASYNC_PER_ROUND);
+	       ASYNC_PER_ROUND, ASYNC_ROUNDS, ASYNC_ROUNDS * ASYNC_PER_ROUND, ASYNC_SIZE,
+	       ASYNC_SIZE);
 	printf("| build | method | samples | median ns | p10 ns | p90 ns | short traces | "
 	       "allocs |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
 	double med_of[B_COUNT][AK_VERIFY];
@@ -1747,6 +1773,8 @@ static int mode_syscalls(int argc, char **argv, bool spin)
 	int b = b_parse(argv[3]);
 	if (!builds[b].ok)
 		die("build not available");
+	if (b == B_DISTINCT)
+		die("the distinct build takes part in the SIGPROF modes only");
 	add_row(mk_parse(argv[2]), b);
 	int depth = atoi(argv[4]), di = -1;
 	for (int d = 0; d < 3; d++)

@@ -34,6 +34,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "sframe_decode.h"
 
@@ -126,6 +127,43 @@ static inline void sfb_memo_set_hint(struct sfb_memo_entry *e, struct sfb_memo_e
 {
 	atomic_store_explicit(&e->next, next, memory_order_relaxed);
 }
+
+/* What this thread's last sample walked through, fetched ahead in its next.
+ *
+ * A sample's rows are cold: between two samples the program evicts the
+ * memo entries a walk needs, and each frame's entry is known only once
+ * the frame below it has been applied, so a walk through distinct return
+ * addresses waits for one cache miss after another.  But a thread's
+ * consecutive samples share most of their stack: the entries the last
+ * one used are fetched all at once before the walk starts, and those
+ * still needed arrive in parallel.  Hints only: a stale or torn record
+ * (a signal interrupting a walk) costs a useless prefetch, never a wrong
+ * frame.  Initial-exec TLS, like memread.c's: no allocation. */
+#define SFB_MEMO_RECALL 31
+
+struct sfb_memo_recall {
+	uint16_t n;
+	uint16_t pair[SFB_MEMO_RECALL]; /* entry index / 2 */
+};
+
+extern __thread struct sfb_memo_recall sfb_memo_recalled
+	__attribute__((tls_model("initial-exec")));
+
+/* Always inlined: gcc finds a function of prefetches alone "pure" and
+ * deletes its calls. */
+static inline __attribute__((always_inline)) void sfb_memo_fetch_recalled(void)
+{
+	const struct sfb_memo_recall *r = &sfb_memo_recalled;
+	unsigned n = r->n < SFB_MEMO_RECALL ? r->n : SFB_MEMO_RECALL;
+	for (unsigned i = 0; i < n; i++)
+		__builtin_prefetch(&sfb_memo[2 * (r->pair[i] % (SFB_MEMO_ENTRIES / 2))]);
+}
+
+/* Record the pairs of n return addresses for this thread's next sample:
+ * the first SFB_MEMO_RECALL, a recursion's repeated address once.  They
+ * are stride bytes apart from pcs on (an array of void * or of frame
+ * records). */
+void sfb_memo_recall_sample(const void *pcs, size_t stride, unsigned n);
 
 /* The lowest slot a row reads (slots are negative; fp_slot 0: none). */
 static inline int sfb_memo_lowest_slot(int ra_slot, int fp_slot)

@@ -529,6 +529,13 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
 		return 0;
 	}
+	/* A walk from an exact PC is a sample, whose rows are likely cold:
+	 * fetch its first row's entry and those the thread's last sample
+	 * used (rowmemo.h), before the walk waits for them one by one. */
+	if (exact) {
+		__builtin_prefetch(sfb_memo_pair(SFB_MEMO_EXACT(regs->pc)) + 1);
+		sfb_memo_fetch_recalled();
+	}
 	struct position at = { 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 	for (;;) {
 		if (at.n == size) {
@@ -561,5 +568,11 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		}
 	}
 	st->stop_pc = regs->pc;
+	if (exact && at.n > 1) {
+		if (frames)
+			sfb_memo_recall_sample(&frames[1].pc, sizeof *frames, (unsigned)at.n - 1);
+		else
+			sfb_memo_recall_sample(&pcs[1], sizeof *pcs, (unsigned)at.n - 1);
+	}
 	return at.n;
 }

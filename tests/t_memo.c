@@ -47,6 +47,13 @@
  *    no-object, and asks _dl_find_object() about it once, although both
  *    the fast path and the general path look for its object (this program
  *    defines _dl_find_object(), counting, and forwards to libc's).
+ * 7. The recall (rowmemo.h: the pairs of a thread's last sample, fetched
+ *    ahead in its next): after every ucontext walk, the thread's record
+ *    holds its return addresses' pairs, the first SFB_MEMO_RECALL, a
+ *    repeated one once, also when the frames are records
+ *    (sframe_backtrace_ex()); walks from the caller's own registers leave
+ *    it alone; and with garbage in it before each ucontext walk, walks
+ *    stay right.
  * 3. Seqlock: two writer threads sfb_memo_put() keys that all fall into one
  *    pair, with rows derived from the key, while three readers
  *    sfb_memo_get()/sfb_memo_try() them: every read that succeeds must
@@ -1197,6 +1204,122 @@ NOINL int phase_exact(void)
 	return (int)(sink & 1);
 }
 
+/* ---- Part 7: the recall of a thread's last sample ------------------------------ */
+
+/* The pairs a sample's record must hold: those of its return addresses
+ * pcs[1..n), the first SFB_MEMO_RECALL of them, a repeated one once. */
+static bool recall_is(const uintptr_t *pcs, int n)
+{
+	uint16_t want[SFB_MEMO_RECALL];
+	unsigned k = 0;
+	for (int i = 1; i < n && i <= SFB_MEMO_RECALL; i++)
+		if (i == 1 || pcs[i] != pcs[i - 1])
+			want[k++] = (uint16_t)((sfb_memo_pair(MEMO_KEY(pcs[i])) - sfb_memo) / 2);
+	return sfb_memo_recalled.n == k &&
+	       !memcmp(sfb_memo_recalled.pair, want, k * sizeof want[0]);
+}
+
+/* A path longer than the record: random_path()'s end early at the first
+ * caller_a/caller_b. */
+static int random_long_path(void)
+{
+	static const uint8_t kinds[] = { F_PLAIN, F_VLA, F_SAVES, F_ALLOCA };
+	int len = SFB_MEMO_RECALL + 2 + (int)(rnd() % (MAXLEN - SFB_MEMO_RECALL - 1));
+	for (int i = 0; i < len; i++) {
+		uint64_t r = rnd();
+		path[i] = i && r % 4 == 0 ? path[i - 1] : kinds[(r >> 8) % sizeof kinds];
+	}
+	return len;
+}
+
+static void recall_garble(void)
+{
+	sfb_memo_recalled.n = (uint16_t)rnd();
+	for (int i = 0; i < SFB_MEMO_RECALL; i++)
+		sfb_memo_recalled.pair[i] = (uint16_t)rnd();
+}
+
+static void pre_walk_recall(void)
+{
+	if (W.cur_api == API_UC)
+		recall_garble();
+}
+
+NOINL int phase_recall(void)
+{
+	phase_ra = RA0();
+	/* A walk from a ucontext records its return addresses' pairs. */
+	struct tally t = { .phase = "recall: ucontext walks" };
+	unsigned long recorded = 0, wrong = 0, repeats = 0, long_walks = 0;
+	for (int i = 0; i < scaled(1000); i++) {
+		int len = i % 4 ? random_path() : random_long_path();
+		W.apis = A_UC;
+		W.size = i % 3 == 2 ? random_size(len) : MAXF;
+		struct sfb_memo_recall before = sfb_memo_recalled;
+		drive(path, len);
+		judge(&t);
+		uintptr_t got[MAXF];
+		int n = W.n_uc > 0 && W.n_uc <= MAXF ? W.n_uc : 0;
+		for (int k = 0; k < n; k++) {
+			got[k] = (uintptr_t)W.ucs[k];
+			repeats += k > 1 && got[k] == got[k - 1];
+		}
+		long_walks += n > SFB_MEMO_RECALL + 1;
+		recorded++;
+		/* A walk of one frame has no return address: the last
+		 * record is still the best guess. */
+		wrong += n > 1 ? !recall_is(got, n) : !!memcmp(&before, &sfb_memo_recalled, sizeof before);
+	}
+	tally_report(&t);
+	CHECK(wrong == 0 && repeats && long_walks,
+	      "recall: after each of %lu ucontext walks, the thread's record holds the pairs "
+	      "of its return addresses, the first %d, a repeated one once (a walk of one "
+	      "frame leaves it as it was; %lu differ; %lu "
+	      "repeated addresses, %lu walks longer than the record)",
+	      recorded, SFB_MEMO_RECALL, wrong, repeats, long_walks);
+
+	/* The same through sframe_backtrace_ex(), whose frames are records. */
+	ucontext_t uc;
+	getcontext(&uc);
+	struct sframe_bt_frame fr[MAXF];
+	struct sframe_bt_status st;
+	int n = sframe_backtrace_ex(&uc, fr, MAXF, 0, &st);
+	uintptr_t got[MAXF];
+	for (int k = 0; k < n; k++)
+		got[k] = fr[k].pc;
+	CHECK(n >= 3 && recall_is(got, n),
+	      "recall: sframe_backtrace_ex() from a ucontext records its %d frames' pairs", n);
+
+	/* Walks from the caller's own registers are no samples: they leave
+	 * the record alone. */
+	recall_garble();
+	struct sfb_memo_recall before = sfb_memo_recalled;
+	for (int i = 0; i < scaled(100); i++) {
+		int len = random_path();
+		W.apis = A_PCS | A_EX;
+		W.size = MAXF;
+		drive(path, len);
+	}
+	CHECK(!memcmp(&before, &sfb_memo_recalled, sizeof before),
+	      "recall: sframe_backtrace() and sframe_backtrace_ex() without a ucontext leave "
+	      "the record alone");
+
+	/* A garbage record (a walk interrupted by a signal's walk) only
+	 * costs useless prefetches. */
+	struct tally tg = { .phase = "recall: garbage record before each ucontext walk" };
+	pre_walk = pre_walk_recall;
+	for (int i = 0; i < scaled(1000); i++) {
+		int len = random_path();
+		W.apis = A_UC;
+		W.size = i % 3 == 2 ? random_size(len) : MAXF;
+		drive(path, len);
+		judge(&tg);
+	}
+	pre_walk = NULL;
+	tally_report(&tg);
+	return (int)(sink & 1);
+}
+
 /* ---- Part 3: the seqlock under concurrent writers --------------------------------- */
 
 #define NKEYS 4            /* keys put; one more collides but is never put */
@@ -1567,6 +1690,7 @@ int main(void)
 	phase_corrupt();
 	phase_exact();
 	phase_no_object();
+	phase_recall();
 	double t2 = now_s();
 	phase_seqlock(seconds);
 	double t3 = now_s();

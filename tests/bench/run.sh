@@ -6,7 +6,9 @@
 #   1. builds libbench-v2.so / libbench-v3.so with binutils 2.44 / 2.47,
 #      fetched privately by tests/fixtures/toolchains.sh (network, once;
 #      skipped with "V2/V3 skipped: toolchain unavailable" if that fails);
-#   2. runs sfbench time, async, async-solo, lookup and firstcall (timings);
+#   2. runs sfbench time, async, async-solo, lookup and firstcall (timings;
+#      async-solo: every build at 125 us between SIGPROF samples, then
+#      main, distinct and v3 at 1 ms);
 #   3. counts syscalls per backtrace with strace -f -c (two runs with
 #      different iteration counts, the difference divided by the extra
 #      iterations);
@@ -60,7 +62,7 @@ log "warm backtraces (sfbench time)"
 "$BIN" time >"$D/time.md" 2>"$D/time.err" || echo "**sfbench time failed** (exit $?): $(cat "$D/time.err")" >>"$D/time.md"
 log "SIGPROF samples (sfbench async)"
 "$BIN" async >"$D/async.md" 2>"$D/async.err" || echo "**sfbench async failed** (exit $?): $(cat "$D/async.err")" >>"$D/async.md"
-log "SIGPROF samples, one unwinder per process (sfbench async-solo)"
+log "SIGPROF samples, one unwinder per process, 125 us and 1 ms apart (sfbench async-solo)"
 "$BIN" async-solo >"$D/async-solo.md" 2>"$D/async-solo.err" ||
 	printf '**sfbench async-solo failed** (exit %s): %s\n\nTARGET: FAIL: the SIGPROF samples, one unwinder per process, were measured (sfbench async-solo failed)\n' "$?" "$(cat "$D/async-solo.err")" >>"$D/async-solo.md"
 log "FDE lookups in a large object (sfbench lookup)"

@@ -1,8 +1,6 @@
 /* The row memo; see rowmemo.h. */
 #include "rowmemo.h"
 
-#include <string.h>
-
 #include "arch.h"
 
 struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((aligned(64)));
@@ -105,20 +103,4 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 {
 	memo_write(sfb_memo_pair(key) + 1, key, epoch, row);
-}
-
-void sfb_memo_recall_sample(const void *pcs, size_t stride, unsigned n)
-{
-	struct sfb_memo_recall *r = &sfb_memo_recalled;
-	uint16_t *out = r->pair;
-	uintptr_t pc, last = 0;
-	if (n > SFB_MEMO_RECALL)
-		n = SFB_MEMO_RECALL;
-	for (const char *p = pcs, *end = p + n * stride; p != end; p += stride) {
-		memcpy(&pc, p, sizeof pc); /* a void * or a frame's uintptr_t */
-		*out = (uint16_t)((sfb_memo_pair(pc) - sfb_memo) / 2);
-		out += pc != last;
-		last = pc;
-	}
-	r->n = (uint16_t)(out - r->pair);
 }

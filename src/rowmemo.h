@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "sframe_decode.h"
 
 #define SFB_MEMO_ENTRIES 4096
@@ -63,10 +64,15 @@ extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES];
 /* Two-way: a key may sit in either entry of its pair (one cache line), so
  * that two hot return addresses whose hashes collide do not evict each
  * other on every walk. */
-static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
+static inline unsigned sfb_memo_pair_number(uintptr_t key)
 {
 	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-	return &sfb_memo[(unsigned)(h >> 52) % SFB_MEMO_ENTRIES & ~1u];
+	return (unsigned)(h >> 53) % (SFB_MEMO_ENTRIES / 2);
+}
+
+static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
+{
+	return &sfb_memo[2 * sfb_memo_pair_number(key)];
 }
 
 /* Seqlock read of e's row, if e holds key in the object of this epoch.
@@ -156,14 +162,29 @@ static inline __attribute__((always_inline)) void sfb_memo_fetch_recalled(void)
 	const struct sfb_memo_recall *r = &sfb_memo_recalled;
 	unsigned n = r->n < SFB_MEMO_RECALL ? r->n : SFB_MEMO_RECALL;
 	for (unsigned i = 0; i < n; i++)
-		__builtin_prefetch(&sfb_memo[2 * (r->pair[i] % (SFB_MEMO_ENTRIES / 2))]);
+		__builtin_prefetch(&sfb_memo[2 * (r->pair[i] % (SFB_MEMO_ENTRIES / 2u))]);
 }
 
 /* Record the pairs of n return addresses for this thread's next sample:
  * the first SFB_MEMO_RECALL, a recursion's repeated address once.  They
  * are stride bytes apart from pcs on (an array of void * or of frame
- * records). */
-void sfb_memo_recall_sample(const void *pcs, size_t stride, unsigned n);
+ * records).  Inlined, so that each caller's stride is a constant. */
+static inline __attribute__((always_inline)) void
+sfb_memo_recall_sample(const void *pcs, size_t stride, unsigned n)
+{
+	struct sfb_memo_recall *r = &sfb_memo_recalled;
+	unsigned k = 0;
+	uintptr_t pc, last = 0;
+	if (n > SFB_MEMO_RECALL)
+		n = SFB_MEMO_RECALL;
+	for (const char *p = pcs, *end = p + n * stride; p != end; p += stride) {
+		memcpy(&pc, p, sizeof pc); /* a void * or a frame's uintptr_t */
+		if (pc != last)
+			r->pair[k++] = (uint16_t)sfb_memo_pair_number(pc);
+		last = pc;
+	}
+	r->n = (uint16_t)k;
+}
 
 /* The lowest slot a row reads (slots are negative; fp_slot 0: none). */
 static inline int sfb_memo_lowest_slot(int ra_slot, int fp_slot)

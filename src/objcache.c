@@ -136,10 +136,21 @@ static bool head_matches(const struct sfb_object *o)
  * passes, and is treated as having no rows: walks stop, never go wrong. */
 static bool fingerprint_matches(const struct sfb_object *o)
 {
-	unsigned n = 0;
-	const ElfW(Phdr) *ph = sfb_loaded_phdrs(o->map_start, o->map_end, &n);
-	if (!ph || n != o->phnum)
-		return !ph && o->phnum == 0;
+	/* No program headers were found (or the first page was unreadable):
+	 * the description relies on nothing in the object, and the page must
+	 * not be read. */
+	if (o->phnum == 0)
+		return true;
+	/* The program headers where they were, not where the ELF header now
+	 * says: the header, the two headers used and the section's head are
+	 * then read at once, not the header first (on a sample, each is a
+	 * cache miss).  The address lies in the first page, which stays
+	 * readable (objcache.h); the header must still say the same. */
+	const ElfW(Ehdr) *eh = (const void *)o->map_start;
+	const ElfW(Phdr) *ph = (const void *)(o->map_start + o->phoff);
+	if (eh->e_phoff != o->phoff || eh->e_phnum != o->phnum ||
+	    eh->e_phentsize != sizeof *ph)
+		return false;
 	if (o->exec_ph != SFB_NO_PH) {
 		const ElfW(Phdr) *e = &ph[o->exec_ph];
 		if (e->p_type != PT_LOAD || !(e->p_flags & PF_X) ||
@@ -183,6 +194,7 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
 	if (!ph || n >= SFB_NO_PH)
 		return;
 	o->phnum = (uint16_t)n;
+	o->phoff = (uint16_t)((uintptr_t)ph - o->map_start);
 	for (unsigned i = 0; i < n; i++) {
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
 			o->exec_lo = o->bias + ph[i].p_vaddr;

@@ -69,6 +69,7 @@ struct sfb_object {
 	 * executable PT_LOAD and PT_GNU_SFRAME, by index) and how the
 	 * section begins. */
 	uint16_t phnum, exec_ph, sframe_ph; /* SFB_NO_PH: none */
+	uint16_t phoff;          /* e_phoff: in the first page */
 	uintptr_t sframe_at;
 	uint64_t sframe_len;
 	uint8_t sframe_head[32];

@@ -518,6 +518,49 @@ static void test_anchor(void)
 	munmap(anchor_region + ANCHOR_BUF, ANCHOR_STACK);
 }
 
+/* ---- An object whose first page cannot be read ------------------------------------
+ * Nor can its program headers: the walker probes the page once, describes
+ * the object as having no rows, and must not read the page when it meets
+ * the object again in its cache.  (Until session 7, the cache hit's check
+ * that the object was still the one described read its ELF header.) */
+
+static void test_unreadable_first_page(void)
+{
+	static struct stats s = { .name = "object with an unreadable first page" };
+	char path[PATH_MAX];
+	build_path("walk_fc_lib.so", path, sizeof path);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "fclib_mid") : NULL;
+	struct dl_find_object r;
+	if (!fn || _dl_find_object(fn, &r) != 0) {
+		CHECK(0, "unreadable first page: dlopen %s: %s", path, h ? "no fclib_mid" : dlerror());
+		return;
+	}
+	char *first = r.dlfo_map_start;
+	if (mprotect(first, (size_t)page, PROT_NONE)) {
+		CHECK(0, "unreadable first page: mprotect");
+		dlclose(h);
+		return;
+	}
+	ucontext_t uc;
+	set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
+	int differ = 0;
+	for (int i = 0; i < 3; i++) {
+		struct sframe_bt_frame f[MAXF];
+		struct sframe_bt_status st;
+		int n = walk_checked(&s, &uc, 0, MAXF, f, &st);
+		if (n != 1 || f[0].pc != (uintptr_t)fn + 4 || st.stop != SFRAME_BT_STOP_NO_UNWIND_INFO)
+			differ++;
+	}
+	mprotect(first, (size_t)page, PROT_READ);
+	dlclose(h);
+	report(&s);
+	CHECK(differ == 0,
+	      "unreadable first page: each of 3 walks (the first discovers the object, the "
+	      "others find it cached) is its PC alone, stopped for want of rows (%d differ)",
+	      differ);
+}
+
 /* ---- Main ------------------------------------------------------------------------- */
 
 
@@ -707,6 +750,7 @@ int main(void)
 		struct sframe_bt_frame f[2];
 		CHECK(sframe_backtrace_ex(&uc, f, 0, 0, &st) == 0, "size 0 stores nothing");
 	}
+	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();
 }

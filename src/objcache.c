@@ -56,6 +56,7 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 /* The main program's description, written once and never changed: see
  * sfb_objcache_permanent(). */
 struct sfb_object sfb_main_object;
+__thread const struct sfb_object *sfb_objcache_recalled __attribute__((tls_model("initial-exec")));
 _Atomic int sfb_main_object_state;
 
 static void keep_if_permanent(const struct sfb_object *o)
@@ -232,6 +233,7 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
  * coarse index first, into the slot's own index array. */
 static void publish_described(unsigned i, struct sfb_object *o)
 {
+	o->home = &table[i].obj;
 	if (sfb_object_has_rows(o))
 		sfb_coarse_build(&o->sec, coarse_index[i], SFB_COARSE_BUCKETS);
 	slot_publish(i, o);

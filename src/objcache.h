@@ -28,7 +28,13 @@
  * - A new object loaded where an unloaded one was can get the same mapping
  *   and link_map from glibc; every hit therefore re-reads the object's
  *   program headers and the head of its .sframe and compares them with the
- *   slot's fingerprint, describing the object anew on a mismatch.
+ *   slot's fingerprint, describing the object anew on a mismatch.  The
+ *   first page (ELF and program headers) of an object found readable at
+ *   discovery is trusted to stay readable while an object is loaded there:
+ *   ld.so maps it so, and only a program that mprotect()s it otherwise
+ *   breaks this.  One found unreadable is never read again; its
+ *   description relies on nothing in the object, so a new object there
+ *   is treated as having no rows (walks stop, never go wrong).
  * Nothing here allocates; the table is static and its size is the memory
  * bound (SFB_CACHE_SLOTS * sizeof(struct sfb_slot)). */
 #ifndef SFB_OBJCACHE_H
@@ -74,6 +80,9 @@ struct sfb_object {
 	uint64_t sframe_len;
 	uint8_t sframe_head[32];
 	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
+	/* The cache slot's own description, of which this is a copy; NULL
+	 * if the description was not cached.  Only ever prefetched. */
+	const struct sfb_object *home;
 };
 
 /* Does o carry a validated section of SFrame rows (sec is usable)? */
@@ -101,6 +110,32 @@ static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
 	    pc - sfb_main_object.map_start >= sfb_main_object.map_end - sfb_main_object.map_start)
 		return NULL;
 	return &sfb_main_object;
+}
+
+/* The object a thread's last sample confirmed first (a copy's home),
+ * fetched ahead in its next: confirming an object reads its slot, its
+ * ELF and program headers and the head of its section, each a cache miss
+ * on a sample, one after another.  Like the memo's recall (rowmemo.h), a
+ * hint only: the walk confirms the object as always, and a slot rewritten
+ * meanwhile costs useless prefetches.  Initial-exec TLS: no allocation. */
+extern __thread const struct sfb_object *sfb_objcache_recalled
+	__attribute__((tls_model("initial-exec")));
+
+static inline __attribute__((always_inline)) void sfb_objcache_fetch_recalled(void)
+{
+	const struct sfb_object *o = sfb_objcache_recalled;
+	if (!o)
+		return;
+	for (size_t k = 0; k < sizeof *o; k += 64)
+		__builtin_prefetch((const char *)o + k);
+	/* Racy reads of a slot that a writer may be changing: relaxed, and
+	 * only prefetched (a prefetch never faults). */
+	uintptr_t start = __atomic_load_n(&o->map_start, __ATOMIC_RELAXED);
+	uintptr_t ph = start + __atomic_load_n(&o->phoff, __ATOMIC_RELAXED);
+	__builtin_prefetch((const void *)start);
+	__builtin_prefetch((const void *)(ph + 56u * __atomic_load_n(&o->exec_ph, __ATOMIC_RELAXED)));
+	__builtin_prefetch((const void *)(ph + 56u * __atomic_load_n(&o->sframe_ph, __ATOMIC_RELAXED)));
+	__builtin_prefetch((const void *)__atomic_load_n(&o->sframe_at, __ATOMIC_RELAXED));
 }
 
 /* Discover every loaded object now (dl_iterate_phdr: normal context only).

@@ -535,6 +535,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	if (exact) {
 		__builtin_prefetch(sfb_memo_pair(SFB_MEMO_EXACT(regs->pc)) + 1);
 		sfb_memo_fetch_recalled();
+		sfb_objcache_fetch_recalled();
 	}
 	struct position at = { 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 	for (;;) {
@@ -568,6 +569,15 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		}
 	}
 	st->stop_pc = regs->pc;
+	if (exact) {
+		/* The first object confirmed, in walk order (objs[] fills
+		 * in order until it wraps): usually the sampled code's. */
+		const struct sfb_object *first = NULL;
+		for (unsigned i = 0; i < w.nobj && !first; i++)
+			if (w.objs[i] == &w.copies[i])
+				first = w.copies[i].home;
+		sfb_objcache_recalled = first;
+	}
 	if (exact && at.n > 1) {
 		if (frames)
 			sfb_memo_recall_sample(&frames[1].pc, sizeof *frames, (unsigned)at.n - 1);

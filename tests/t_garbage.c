@@ -32,6 +32,7 @@
 #include <ucontext.h>
 
 #include "walk_common.h"
+#include "objcache.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -522,7 +523,9 @@ static void test_anchor(void)
  * Nor can its program headers: the walker probes the page once, describes
  * the object as having no rows, and must not read the page when it meets
  * the object again in its cache.  (Until session 7, the cache hit's check
- * that the object was still the one described read its ELF header.) */
+ * that the object was still the one described read its ELF header.)  An
+ * object no earlier test loaded: where a readable object was cached, the
+ * first page is trusted to stay readable (objcache.h). */
 
 static void test_unreadable_first_page(void)
 {
@@ -559,6 +562,44 @@ static void test_unreadable_first_page(void)
 	      "unreadable first page: each of 3 walks (the first discovers the object, the "
 	      "others find it cached) is its PC alone, stopped for want of rows (%d differ)",
 	      differ);
+}
+
+/* ---- The object a sample recalls ----------------------------------------------------
+ * After a walk from a ucontext, the thread remembers the first object the
+ * walk confirmed (objcache.h: sfb_objcache_recalled), and its next sample
+ * prefetches that object's lines: the cache slot's own description of it,
+ * never a copy (a copy lives on a walk's stack and dies with it), and
+ * nothing for the main program, which needs no confirming.  A walk from
+ * the caller's own registers is no sample and leaves it alone.  Buffers of
+ * one frame: the walk confirms only frame 0's object. */
+
+static void test_recalled_object(void)
+{
+	char path[PATH_MAX];
+	build_path("walk_churn_a.so", path, sizeof path);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "churn_mid") : NULL;
+	struct dl_find_object r;
+	if (!fn || _dl_find_object(fn, &r) != 0) {
+		CHECK(0, "recalled object: dlopen %s: %s", path, h ? "no churn_mid" : dlerror());
+		return;
+	}
+	ucontext_t uc;
+	void *pcs[1];
+	set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
+	sframe_backtrace_ucontext(&uc, pcs, 1);
+	const struct sfb_object *o = sfb_objcache_recalled;
+	CHECK(o && o->map_start == (uintptr_t)r.dlfo_map_start && o->live && o->home == o,
+	      "recalled object: a sample in a dlopen()ed object recalls the cache slot's "
+	      "description of it");
+	sframe_backtrace(pcs, 1);
+	CHECK(sfb_objcache_recalled == o, "recalled object: a walk from the caller's registers "
+	      "leaves it alone");
+	set_regs(&uc, (uintptr_t)fn_a + 4, rnd_in_buf(), rnd_in_buf());
+	sframe_backtrace_ucontext(&uc, pcs, 1);
+	CHECK(sfb_objcache_recalled == NULL,
+	      "recalled object: a sample in the main program recalls none");
+	dlclose(h);
 }
 
 /* ---- Main ------------------------------------------------------------------------- */
@@ -750,6 +791,7 @@ int main(void)
 		struct sframe_bt_frame f[2];
 		CHECK(sframe_backtrace_ex(&uc, f, 0, 0, &st) == 0, "size 0 stores nothing");
 	}
+	test_recalled_object();
 	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();

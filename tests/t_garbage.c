@@ -519,6 +519,22 @@ static void test_anchor(void)
 	munmap(anchor_region + ANCHOR_BUF, ANCHOR_STACK);
 }
 
+/* dlopen() a helper object of the build and find sym in it (and the
+ * object, in *r); NULL, after a failed check, if that fails. */
+static void *load_helper(const char *name, const char *sym, void **h, struct dl_find_object *r)
+{
+	char path[PATH_MAX];
+	build_path(name, path, sizeof path);
+	*h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *fn = *h ? dlsym(*h, sym) : NULL;
+	if (fn && _dl_find_object(fn, r) == 0)
+		return fn;
+	CHECK(0, "dlopen %s and find %s in it: %s", path, sym, *h ? "not found" : dlerror());
+	if (*h)
+		dlclose(*h);
+	return NULL;
+}
+
 /* ---- An object whose first page cannot be read ------------------------------------
  * Nor can its program headers: the walker probes the page once, describes
  * the object as having no rows, and must not read the page when it meets
@@ -530,15 +546,11 @@ static void test_anchor(void)
 static void test_unreadable_first_page(void)
 {
 	static struct stats s = { .name = "object with an unreadable first page" };
-	char path[PATH_MAX];
-	build_path("walk_fc_lib.so", path, sizeof path);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	void *fn = h ? dlsym(h, "fclib_mid") : NULL;
+	void *h;
 	struct dl_find_object r;
-	if (!fn || _dl_find_object(fn, &r) != 0) {
-		CHECK(0, "unreadable first page: dlopen %s: %s", path, h ? "no fclib_mid" : dlerror());
+	void *fn = load_helper("walk_fc_lib.so", "fclib_mid", &h, &r);
+	if (!fn)
 		return;
-	}
 	char *first = r.dlfo_map_start;
 	if (mprotect(first, (size_t)page, PROT_NONE)) {
 		CHECK(0, "unreadable first page: mprotect");
@@ -575,15 +587,11 @@ static void test_unreadable_first_page(void)
 
 static void test_recalled_object(void)
 {
-	char path[PATH_MAX];
-	build_path("walk_churn_a.so", path, sizeof path);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	void *fn = h ? dlsym(h, "churn_mid") : NULL;
+	void *h;
 	struct dl_find_object r;
-	if (!fn || _dl_find_object(fn, &r) != 0) {
-		CHECK(0, "recalled object: dlopen %s: %s", path, h ? "no churn_mid" : dlerror());
+	void *fn = load_helper("walk_churn_a.so", "churn_mid", &h, &r);
+	if (!fn)
 		return;
-	}
 	ucontext_t uc;
 	void *pcs[1];
 	set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());

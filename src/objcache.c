@@ -33,6 +33,9 @@ static uint32_t coarse_index[SFB_CACHE_SLOTS][SFB_COARSE_BUCKETS];
 static _Atomic unsigned stat_discoveries, stat_reclaimed;
 static _Atomic uint32_t next_epoch = 1;
 
+/* objcache.h: sfb_objcache_fetch_recalled(). */
+__thread const struct sfb_object *sfb_objcache_recalled __attribute__((tls_model("initial-exec")));
+
 static unsigned slot_hash(uintptr_t map_start)
 {
 	uint64_t h = (uint64_t)(map_start >> 12) * 0x9e3779b97f4a7c15ull;
@@ -56,7 +59,6 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 /* The main program's description, written once and never changed: see
  * sfb_objcache_permanent(). */
 struct sfb_object sfb_main_object;
-__thread const struct sfb_object *sfb_objcache_recalled __attribute__((tls_model("initial-exec")));
 _Atomic int sfb_main_object_state;
 
 static void keep_if_permanent(const struct sfb_object *o)

@@ -40,8 +40,10 @@
 #ifndef SFB_OBJCACHE_H
 #define SFB_OBJCACHE_H
 
+#include <elf.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "sframe_decode.h"
 
@@ -133,8 +135,10 @@ static inline __attribute__((always_inline)) void sfb_objcache_fetch_recalled(vo
 	uintptr_t start = __atomic_load_n(&o->map_start, __ATOMIC_RELAXED);
 	uintptr_t ph = start + __atomic_load_n(&o->phoff, __ATOMIC_RELAXED);
 	__builtin_prefetch((const void *)start);
-	__builtin_prefetch((const void *)(ph + 56u * __atomic_load_n(&o->exec_ph, __ATOMIC_RELAXED)));
-	__builtin_prefetch((const void *)(ph + 56u * __atomic_load_n(&o->sframe_ph, __ATOMIC_RELAXED)));
+	__builtin_prefetch((const void *)(ph + sizeof(Elf64_Phdr) *
+					    __atomic_load_n(&o->exec_ph, __ATOMIC_RELAXED)));
+	__builtin_prefetch((const void *)(ph + sizeof(Elf64_Phdr) *
+					    __atomic_load_n(&o->sframe_ph, __ATOMIC_RELAXED)));
 	__builtin_prefetch((const void *)__atomic_load_n(&o->sframe_at, __ATOMIC_RELAXED));
 }
 

@@ -515,6 +515,26 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	return 0;
 }
 
+/* What the next sample of this thread fetches ahead (sfb_walk()): the
+ * first object this one confirmed, in walk order (objs[] fills in order
+ * until it wraps), usually the sampled code's (objcache.h); and the pairs
+ * of its return addresses (rowmemo.h), unless it has none. */
+static void remember_sample(const struct walker *w, const struct sframe_bt_frame *frames,
+			    void *const *pcs, int n)
+{
+	const struct sfb_object *first = NULL;
+	for (unsigned i = 0; i < w->nobj && !first; i++)
+		if (w->objs[i] == &w->copies[i])
+			first = w->copies[i].home;
+	sfb_objcache_recalled = first;
+	if (n < 2)
+		return;
+	if (frames)
+		sfb_memo_recall_sample(&frames[1].pc, sizeof *frames, (unsigned)n - 1);
+	else
+		sfb_memo_recall_sample(&pcs[1], sizeof *pcs, (unsigned)n - 1);
+}
+
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
 {
@@ -569,20 +589,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		}
 	}
 	st->stop_pc = regs->pc;
-	if (exact) {
-		/* The first object confirmed, in walk order (objs[] fills
-		 * in order until it wraps): usually the sampled code's. */
-		const struct sfb_object *first = NULL;
-		for (unsigned i = 0; i < w.nobj && !first; i++)
-			if (w.objs[i] == &w.copies[i])
-				first = w.copies[i].home;
-		sfb_objcache_recalled = first;
-	}
-	if (exact && at.n > 1) {
-		if (frames)
-			sfb_memo_recall_sample(&frames[1].pc, sizeof *frames, (unsigned)at.n - 1);
-		else
-			sfb_memo_recall_sample(&pcs[1], sizeof *pcs, (unsigned)at.n - 1);
-	}
+	if (exact)
+		remember_sample(&w, frames, pcs, at.n);
 	return at.n;
 }

@@ -53,6 +53,7 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		.cfa_word = c->off | (c->reg == fp_reg),
 		.ra_slot = ra_slot,
 		.fp_slot = fp_slot,
+		.lowest_off = (int16_t)(8 * lowest_slot),
 	};
 	return true;
 }

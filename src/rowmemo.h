@@ -43,12 +43,15 @@
 
 /* A row of the common shape, compiled.  Slots are in words relative to
  * the CFA, all below it.  The CFA's base register is in the low bit of
- * cfa_word, so that one load gives both (offsets are even). */
+ * cfa_word, so that one load gives both (offsets are even).  lowest_off
+ * is derived from the slots, for the walker's check of an FP-based CFA
+ * (the lowest slot must lie at or above SP): computed once here, not per
+ * frame (about 4 instructions a frame on a frame-pointer stack). */
 struct sfb_memo_row {
 	int32_t cfa_word;   /* CFA offset | 1 if the base is FP (else SP) */
 	int8_t ra_slot;     /* RA at CFA + 8 * ra_slot (SFB_RA_SLOT where fixed) */
 	int8_t fp_slot;     /* FP at CFA + 8 * fp_slot; 0: FP unchanged */
-	uint16_t unused;
+	int16_t lowest_off; /* 8 * sfb_memo_lowest_slot(ra_slot, fp_slot) */
 };
 
 struct sfb_memo_entry {
@@ -59,7 +62,7 @@ struct sfb_memo_entry {
 	struct sfb_memo_entry *_Atomic next; /* hint, see above */
 };
 
-extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES];
+extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((visibility("hidden")));
 
 /* Two-way: a key may sit in either entry of its pair (one cache line), so
  * that two hot return addresses whose hashes collide do not evict each
@@ -134,6 +137,12 @@ static inline void sfb_memo_set_hint(struct sfb_memo_entry *e, struct sfb_memo_e
 	atomic_store_explicit(&e->next, next, memory_order_relaxed);
 }
 
+/* The pair an entry belongs to (the recall's unit). */
+static inline uint16_t sfb_memo_pair_index(const struct sfb_memo_entry *e)
+{
+	return (uint16_t)(((uintptr_t)e - (uintptr_t)sfb_memo) / (2 * sizeof *e));
+}
+
 /* What this thread's last sample walked through, fetched ahead in its next.
  *
  * A sample's rows are cold: between two samples the program evicts the
@@ -165,25 +174,15 @@ static inline __attribute__((always_inline)) void sfb_memo_fetch_recalled(void)
 		__builtin_prefetch(&sfb_memo[2 * (r->pair[i] % (SFB_MEMO_ENTRIES / 2u))]);
 }
 
-/* Record the pairs of n return addresses for this thread's next sample:
- * the first SFB_MEMO_RECALL, a recursion's repeated address once.  They
- * are stride bytes apart from pcs on (an array of void * or of frame
- * records).  Inlined, so that each caller's stride is a constant. */
+/* Keep a sample's pairs (the walker's trail: its frames after the first,
+ * in order, a repeated frame once, at most SFB_MEMO_RECALL) for this
+ * thread's next sample.  The whole array is copied, a fixed size that
+ * compiles to a few moves: entries from n on are never read. */
 static inline __attribute__((always_inline)) void
-sfb_memo_recall_sample(const void *pcs, size_t stride, unsigned n)
+sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
 {
-	struct sfb_memo_recall *r = &sfb_memo_recalled;
-	unsigned k = 0;
-	uintptr_t pc, last = 0;
-	if (n > SFB_MEMO_RECALL)
-		n = SFB_MEMO_RECALL;
-	for (const char *p = pcs, *end = p + n * stride; p != end; p += stride) {
-		memcpy(&pc, p, sizeof pc); /* a void * or a frame's uintptr_t */
-		if (pc != last)
-			r->pair[k++] = (uint16_t)sfb_memo_pair_number(pc);
-		last = pc;
-	}
-	r->n = (uint16_t)k;
+	memcpy(sfb_memo_recalled.pair, pairs, sizeof sfb_memo_recalled.pair);
+	sfb_memo_recalled.n = (uint16_t)n;
 }
 
 /* The lowest slot a row reads (slots are negative; fp_slot 0: none). */

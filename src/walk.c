@@ -39,7 +39,24 @@ struct walker {
 	uintptr_t miss_pc;
 	int miss_stop;
 	struct sfb_saved_regs saved; /* the last signal frame's registers */
+	/* What the next sample fetches ahead (rowmemo.h, the recall): the
+	 * pairs of the memo entries that hold, or would hold, the rows of
+	 * this walk's frames after the first, in order, a repeated frame
+	 * once; trail_key is the key trail_note() noted last. */
+	unsigned ntrail;
+	uintptr_t trail_key;
+	uint16_t trail[SFB_MEMO_RECALL];
 };
+
+/* Note a frame's memo key for the recall (the general path's frames; the
+ * fast path notes its own, from the entries it uses). */
+static inline void trail_note(struct walker *w, uintptr_t key)
+{
+	if (key == w->trail_key || w->ntrail == SFB_MEMO_RECALL)
+		return;
+	w->trail_key = key;
+	w->trail[w->ntrail++] = (uint16_t)sfb_memo_pair_number(key);
+}
 
 static inline bool holds(const struct sfb_object *o, uintptr_t pc)
 {
@@ -222,13 +239,15 @@ static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
 }
 
 /* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
-static void put(struct sframe_bt_frame *frames, void **pcs, int i,
+static void put(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
 		struct sframe_bt_frame f)
 {
 	if (frames)
 		frames[i] = f;
 	else
 		pcs[i] = (void *)f.pc;
+	if (i > 0)
+		trail_note(w, f.exact ? SFB_MEMO_EXACT(f.pc) : f.pc);
 }
 
 /* Find this frame's row and decide what kind of frame it is.  Return
@@ -351,6 +370,19 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	struct sfb_memo_row row = found;
 	uint32_t epoch = found_epoch;
 	uint8_t src = *source;
+	/* The recall's trail (struct walker): the entry the loop moves to is
+	 * noted by its pair, unless it is the same again; the first one, if
+	 * the walk did not start here, by trail_note().  In the loop, not
+	 * from the output afterwards: the entry is at hand, where the output
+	 * would have to be hashed again (about 300 instructions a sample for
+	 * 31 return addresses; noting each frame as it is written, with the
+	 * last noted entry in a register, cost 130 more in spills).  A frame
+	 * the loop moved to but then left to the general path (a check
+	 * below failed where the general step's would not) is noted twice:
+	 * one useless prefetch. */
+	if (n > 0)
+		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
+	unsigned nt = w->ntrail;
 	/* Only the output in use: arithmetic on the NULL one is undefined. */
 	struct sframe_bt_frame *frame_out = with_frames ? frames + n : NULL;
 	const struct sframe_bt_frame *frame_end = with_frames ? frames + size : NULL;
@@ -363,11 +395,10 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 				break;
 		} else {
 			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
-			int lowest = sfb_memo_lowest_slot(RA_SLOT(row), row.fp_slot);
 			/* Signed: a CFA computed from a garbage FP that is
 			 * below 1 KiB would wrap the lowest slot's address
 			 * round to the top. */
-			if (cfa % SFB_CFA_ALIGN || (intptr_t)(cfa + 8 * (intptr_t)lowest - sp) < 0 ||
+			if (cfa % SFB_CFA_ALIGN || (intptr_t)(cfa + row.lowest_off - sp) < 0 ||
 			    cfa > win_hi)
 				break;
 		}
@@ -398,9 +429,12 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			row = found;
 			epoch = found_epoch;
 		}
+		if (next != e && nt < SFB_MEMO_RECALL)
+			w->trail[nt++] = sfb_memo_pair_index(next);
 		e = next;
 	}
 	int m = with_frames ? (int)(frame_out - frames) : (int)(pc_out - pcs);
+	w->ntrail = nt;
 	if (m > n) {
 		*outermost = pc == 0;
 		r->pc = pc;
@@ -454,7 +488,7 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 		/* An exact PC is a frame even outside any object (JIT code); an
 		 * unverifiable return address is not. */
 		if (at->exact)
-			put(frames, pcs, at->n++, (struct sframe_bt_frame){
+			put(w, frames, pcs, at->n++, (struct sframe_bt_frame){
 				.pc = regs->pc, .source = at->source, .exact = 1 });
 		return stop;
 	}
@@ -466,7 +500,7 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	/* A V3 FDE marked 'S' is applied like any other row but, as in DWARF,
 	 * the PC it unwinds to was interrupted, not called. */
 	bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
-	put(frames, pcs, at->n, (struct sframe_bt_frame){ .pc = regs->pc, .source = at->source,
+	put(w, frames, pcs, at->n, (struct sframe_bt_frame){ .pc = regs->pc, .source = at->source,
 							   .exact = at->exact });
 	at->n++;
 	if (is_signal) {
@@ -517,22 +551,17 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 
 /* What the next sample of this thread fetches ahead (sfb_walk()): the
  * first object this one confirmed, in walk order (objs[] fills in order
- * until it wraps), usually the sampled code's (objcache.h); and the pairs
- * of its return addresses (rowmemo.h), unless it has none. */
-static void remember_sample(const struct walker *w, const struct sframe_bt_frame *frames,
-			    void *const *pcs, int n)
+ * until it wraps), usually the sampled code's (objcache.h); and the trail
+ * of its frames' memo pairs (rowmemo.h), unless it has none. */
+static void remember_sample(const struct walker *w)
 {
 	const struct sfb_object *first = NULL;
 	for (unsigned i = 0; i < w->nobj && !first; i++)
 		if (w->objs[i] == &w->copies[i])
 			first = w->copies[i].home;
 	sfb_objcache_recalled = first;
-	if (n < 2)
-		return;
-	if (frames)
-		sfb_memo_recall_sample(&frames[1].pc, sizeof *frames, (unsigned)n - 1);
-	else
-		sfb_memo_recall_sample(&pcs[1], sizeof *pcs, (unsigned)n - 1);
+	if (w->ntrail)
+		sfb_memo_recall_keep(w->trail, w->ntrail);
 }
 
 int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
@@ -543,6 +572,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	w.flags = flags;
 	w.miss_pc = 0;
 	w.miss_stop = 0;
+	w.ntrail = 0;
+	w.trail_key = 0;
 	sfb_mem_init(&w.mem, (uintptr_t)&w);
 	memset(st, 0, sizeof *st);
 	if (regs->pc == 0) {
@@ -590,6 +621,6 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	}
 	st->stop_pc = regs->pc;
 	if (exact)
-		remember_sample(&w, frames, pcs, at.n);
+		remember_sample(&w);
 	return at.n;
 }

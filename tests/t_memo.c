@@ -184,6 +184,12 @@ static int32_t mr_cfa_off(const struct sfb_memo_row *r) { return r->cfa_word & ~
 static int mr_on_fp(const struct sfb_memo_row *r) { return r->cfa_word & 1; }
 static int mr_ra_slot(const struct sfb_memo_row *r) { return r->ra_slot; }
 static int mr_fp_slot(const struct sfb_memo_row *r) { return r->fp_slot; }
+/* The lowest slot's offset from the CFA in bytes: the walker checks an
+ * FP-based CFA against SP with it, so it must follow from the slots. */
+static int mr_lowest_off(int ra_slot, int fp_slot)
+{
+	return 8 * (fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot);
+}
 static struct sfb_memo_row mr_make(int32_t cfa_off, int on_fp, int ra_slot, int fp_slot)
 {
 	struct sfb_memo_row r;
@@ -191,6 +197,7 @@ static struct sfb_memo_row mr_make(int32_t cfa_off, int on_fp, int ra_slot, int 
 	r.cfa_word = cfa_off | (on_fp != 0);
 	r.ra_slot = (int8_t)ra_slot;
 	r.fp_slot = (int8_t)fp_slot;
+	r.lowest_off = (int16_t)mr_lowest_off(ra_slot, fp_slot);
 	return r;
 }
 
@@ -208,8 +215,9 @@ static bool row_eq(const struct sfb_memo_row *a, const struct sfb_memo_row *b)
 
 static void row_str(char *b, size_t n, const struct sfb_memo_row *r)
 {
-	snprintf(b, n, "CFA=%s%+" PRId32 " RA slot %d FP slot %d", mr_on_fp(r) ? "FP" : "SP",
-		 mr_cfa_off(r), mr_ra_slot(r), mr_fp_slot(r));
+	snprintf(b, n, "CFA=%s%+" PRId32 " RA slot %d FP slot %d lowest %+d",
+		 mr_on_fp(r) ? "FP" : "SP", mr_cfa_off(r), mr_ra_slot(r), mr_fp_slot(r),
+		 r->lowest_off);
 }
 
 /* ---- Chains with recorded return addresses ----------------------------------- */
@@ -589,7 +597,8 @@ static void accept(const char *what, struct sfb_row row, int sp, int fp, int32_t
 	row_str(want, sizeof want, &w);
 	row_str(got, sizeof got, &out);
 	CHECK(ok && mr_cfa_off(&out) == cfa_off && mr_on_fp(&out) == on_fp &&
-		      mr_ra_slot(&out) == ra_slot && mr_fp_slot(&out) == fp_slot,
+		      mr_ra_slot(&out) == ra_slot && mr_fp_slot(&out) == fp_slot &&
+		      out.lowest_off == mr_lowest_off(ra_slot, fp_slot),
 	      "row_of accepts: %s -> %s (%s%s)", what, want, ok ? "got " : "refused",
 	      ok ? got : "");
 	/* An exact PC's memoised row is expanded back for the general step:
@@ -1207,12 +1216,13 @@ NOINL int phase_exact(void)
 /* ---- Part 7: the recall of a thread's last sample ------------------------------ */
 
 /* The pairs a sample's record must hold: those of its return addresses
- * pcs[1..n), the first SFB_MEMO_RECALL of them, a repeated one once. */
+ * pcs[1..n), a repeated one once, the first SFB_MEMO_RECALL of those (a
+ * recursion does not use up the record). */
 static bool recall_is(const uintptr_t *pcs, int n)
 {
 	uint16_t want[SFB_MEMO_RECALL];
 	unsigned k = 0;
-	for (int i = 1; i < n && i <= SFB_MEMO_RECALL; i++)
+	for (int i = 1; i < n && k < SFB_MEMO_RECALL; i++)
 		if (i == 1 || pcs[i] != pcs[i - 1])
 			want[k++] = (uint16_t)((sfb_memo_pair(MEMO_KEY(pcs[i])) - sfb_memo) / 2);
 	return sfb_memo_recalled.n == k &&
@@ -1273,10 +1283,39 @@ NOINL int phase_recall(void)
 	tally_report(&t);
 	CHECK(wrong == 0 && repeats && long_walks,
 	      "recall: after each of %lu ucontext walks, the thread's record holds the pairs "
-	      "of its return addresses, the first %d, a repeated one once (a walk of one "
+	      "of its return addresses, a repeated one once, the first %d (a walk of one "
 	      "frame leaves it as it was; %lu differ; %lu "
 	      "repeated addresses, %lu walks longer than the record)",
 	      recorded, SFB_MEMO_RECALL, wrong, repeats, long_walks);
+
+	/* With every entry held by a writer, nothing is memoised or found:
+	 * each frame is the general path's, which records the same (its
+	 * frames are noted one by one, a recursion's repeated address once,
+	 * where the fast path notes the entries it uses). */
+	for (int i = 0; i < SFB_MEMO_ENTRIES; i++)
+		atomic_store(&sfb_memo[i].seq, 1);
+	wrong = repeats = 0;
+	unsigned long general_walks = 0;
+	for (int i = 0; i < scaled(300); i++) {
+		int len = i % 4 ? random_path() : random_long_path();
+		W.apis = A_UC;
+		W.size = MAXF;
+		drive(path, len);
+		uintptr_t got[MAXF];
+		int n = W.n_uc > 0 && W.n_uc <= MAXF ? W.n_uc : 0;
+		for (int k = 0; k < n; k++) {
+			got[k] = (uintptr_t)W.ucs[k];
+			repeats += k > 1 && got[k] == got[k - 1];
+		}
+		general_walks += n > 1;
+		wrong += n > 1 && !recall_is(got, n);
+	}
+	for (int i = 0; i < SFB_MEMO_ENTRIES; i++)
+		entry_clear(&sfb_memo[i]);
+	CHECK(wrong == 0 && repeats && general_walks,
+	      "recall: with every entry busy, %lu walks by the general path alone record their "
+	      "return addresses' pairs the same way (%lu differ; %lu repeated addresses)",
+	      general_walks, wrong, repeats);
 
 	/* The same through sframe_backtrace_ex(), whose frames are records. */
 	ucontext_t uc;

@@ -49,11 +49,12 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		return false;
 	if (c->off % 2)
 		return false;
+	if (c->reg == fp_reg && lowest_slot < SFB_MEMO_FP_LOWEST_SLOT)
+		return false;
 	*out = (struct sfb_memo_row){
 		.cfa_word = c->off | (c->reg == fp_reg),
 		.ra_slot = ra_slot,
 		.fp_slot = fp_slot,
-		.lowest_off = (int16_t)(8 * lowest_slot),
 	};
 	return true;
 }

@@ -43,16 +43,22 @@
 
 /* A row of the common shape, compiled.  Slots are in words relative to
  * the CFA, all below it.  The CFA's base register is in the low bit of
- * cfa_word, so that one load gives both (offsets are even).  lowest_off
- * is derived from the slots, for the walker's check of an FP-based CFA
- * (the lowest slot must lie at or above SP): computed once here, not per
- * frame (about 4 instructions a frame on a frame-pointer stack). */
+ * cfa_word, so that one load gives both (offsets are even). */
 struct sfb_memo_row {
 	int32_t cfa_word;   /* CFA offset | 1 if the base is FP (else SP) */
 	int8_t ra_slot;     /* RA at CFA + 8 * ra_slot (SFB_RA_SLOT where fixed) */
 	int8_t fp_slot;     /* FP at CFA + 8 * fp_slot; 0: FP unchanged */
-	int16_t lowest_off; /* 8 * sfb_memo_lowest_slot(ra_slot, fp_slot) */
+	uint16_t unused;
 };
+
+/* An FP-based row is memoised only if its slots lie in the two words
+ * below the CFA (the frame record that frame-pointer code keeps on every
+ * architecture here), so that the walker checks them against SP with a
+ * constant.  Computing the lowest slot for each frame cost about 4
+ * instructions a frame; loading it from the row, one load a frame on
+ * every stack, SP-based ones too.  A row with deeper slots is left to the
+ * general path. */
+#define SFB_MEMO_FP_LOWEST_SLOT (-2)
 
 struct sfb_memo_entry {
 	_Atomic uint32_t seq; /* 0 empty, odd busy, even stable */

@@ -348,12 +348,12 @@ memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo
  * scratch and gives the stop reason.  When exact, the first PC is an exact
  * PC, whose row is memoised under its own key (memo_find_exact()).
  * Returns the new frame count; *outermost when a return address of 0
- * ended the walk.  Inlined twice, so that with_frames is a constant in
- * each copy. */
+ * ended the walk.  Inlined three times, so that with_frames and trail
+ * (note the recall's trail) are constants in each copy. */
 static inline __attribute__((always_inline)) int
 fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames,
 	       void **pcs, int n, int size, bool exact, uint8_t *source, bool *outermost,
-	       const bool with_frames)
+	       const bool with_frames, const bool trail)
 {
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
@@ -380,7 +380,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	 * the loop moved to but then left to the general path (a check
 	 * below failed where the general step's would not) is noted twice:
 	 * one useless prefetch. */
-	if (n > 0)
+	if (trail && n > 0)
 		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
 	unsigned nt = w->ntrail;
 	/* Only the output in use: arithmetic on the NULL one is undefined. */
@@ -398,7 +398,8 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			/* Signed: a CFA computed from a garbage FP that is
 			 * below 1 KiB would wrap the lowest slot's address
 			 * round to the top. */
-			if (cfa % SFB_CFA_ALIGN || (intptr_t)(cfa + row.lowest_off - sp) < 0 ||
+			if (cfa % SFB_CFA_ALIGN ||
+			    (intptr_t)(cfa + 8 * SFB_MEMO_FP_LOWEST_SLOT - sp) < 0 ||
 			    cfa > win_hi)
 				break;
 		}
@@ -429,7 +430,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			row = found;
 			epoch = found_epoch;
 		}
-		if (next != e && nt < SFB_MEMO_RECALL)
+		if (trail && next != e && nt < SFB_MEMO_RECALL)
 			w->trail[nt++] = sfb_memo_pair_index(next);
 		e = next;
 	}
@@ -447,20 +448,31 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	return m;
 }
 
-/* The two copies, out of line: a sample's code is then these, a few lines
- * of sfb_walk() and the lookups, not spread among the general step's. */
+/* The copies, out of line: a sample's code is then one of these, a few
+ * lines of sfb_walk() and the lookups, not spread among the general
+ * step's.  Only samples keep a trail (sfb_walk() remembers it for the
+ * next); sframe_backtrace(), called in loops, goes without (3
+ * instructions a frame on a recursion).  Frame records always keep it:
+ * the richer call, rarely the hot one. */
 SFB_NO_ASAN static __attribute__((noinline)) int
 fast_pcs(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size, bool exact,
 	 uint8_t *source, bool *outermost)
 {
-	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false);
+	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false, false);
+}
+
+SFB_NO_ASAN static __attribute__((noinline)) int
+fast_pcs_sample(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size,
+		bool exact, uint8_t *source, bool *outermost)
+{
+	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false, true);
 }
 
 SFB_NO_ASAN static __attribute__((noinline)) int
 fast_records(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, int n,
 	     int size, bool exact, uint8_t *source, bool *outermost)
 {
-	return fast_frames_as(w, r, frames, NULL, n, size, exact, source, outermost, true);
+	return fast_frames_as(w, r, frames, NULL, n, size, exact, source, outermost, true, true);
 }
 
 /* Where a walk is between steps. */
@@ -600,6 +612,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		int m = !w.mem.nwin ? at.n
 			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
 						&outermost)
+			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
+						   &outermost)
 				 : fast_pcs(&w, regs, pcs, at.n, size, at.exact, &at.source,
 					    &outermost);
 		if (m > at.n) {

@@ -9,7 +9,11 @@ SOMAJOR := 0
 WARN      := -std=gnu11 -Wall -Wextra -Werror
 # The library's own frames carry SFrame rows (binutils >= 2.40), so that a
 # walk started inside it (sframe_write_crash_report) can step out of it.
-GSFRAME   := $(shell echo 'int x;' | $(CC) -Wa,--gsframe -x c -c - -o /dev/null 2>/dev/null && echo -Wa,--gsframe)
+# clang's integrated assembler has no --gsframe: it then hands the
+# assembly to GNU as.
+GSFRAME   := $(shell echo 'int x;' | $(CC) -Wa,--gsframe -x c -c - -o /dev/null 2>/dev/null && \
+	echo -Wa,--gsframe || { echo 'int x;' | $(CC) -fno-integrated-as -Wa,--gsframe -x c -c - \
+	-o /dev/null 2>/dev/null && echo -fno-integrated-as -Wa,--gsframe; })
 LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(GSFRAME) $(CFLAGS)
 TESTFLAGS := $(WARN) -I. -Isrc -Itests $(CFLAGS)
 

@@ -1,8 +1,9 @@
 /* bench_chain.c - see bench_chain.h. */
 #include "bench_chain.h"
+#include "keep.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define KEEP __attribute__((noinline, noclone, noipa))
+#define KEEP BENCH_KEEP
 
 EXPORT void *bench_chain_ra[BENCH_MAX_DEPTH + 2];
 

@@ -6,11 +6,13 @@
  * different frames, like a small real library. */
 #include <stdint.h>
 
+#include "keep.h"
+
 #ifndef OBJ_ID
 #define OBJ_ID 0
 #endif
 #define EXPORT __attribute__((visibility("default")))
-#define KEEP __attribute__((noinline, noclone, noipa))
+#define KEEP BENCH_KEEP
 
 struct bobj_ctx {
 	int count;

@@ -84,12 +84,13 @@
 #include "sframe_decode.h"
 #include "bench_chain.h"
 #include "bench_distinct.h"
+#include "keep.h"
 
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME 0x6474e554
 #endif
 
-#define NOINLINE __attribute__((noinline, noclone, noipa))
+#define NOINLINE BENCH_KEEP
 
 /* ---- Allocation counter (interposes glibc's malloc family) ------------ */
 

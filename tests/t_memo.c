@@ -49,11 +49,12 @@
  *    defines _dl_find_object(), counting, and forwards to libc's).
  * 7. The recall (rowmemo.h: the pairs of a thread's last sample, fetched
  *    ahead in its next): after every ucontext walk, the thread's record
- *    holds its return addresses' pairs, the first SFB_MEMO_RECALL, a
- *    repeated one once, also when the frames are records
- *    (sframe_backtrace_ex()); walks from the caller's own registers leave
- *    it alone; and with garbage in it before each ucontext walk, walks
- *    stay right.
+ *    holds its return addresses' pairs, a repeated one once, the first
+ *    SFB_MEMO_RECALL of those, whether the fast path noted them (from the
+ *    entries it used) or the general path (every entry held busy), also
+ *    when the frames are records (sframe_backtrace_ex()); walks from the
+ *    caller's own registers leave it alone; and with garbage in it before
+ *    each ucontext walk, walks stay right.
  * 3. Seqlock: two writer threads sfb_memo_put() keys that all fall into one
  *    pair, with rows derived from the key, while three readers
  *    sfb_memo_get()/sfb_memo_try() them: every read that succeeds must

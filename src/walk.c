@@ -16,6 +16,17 @@
 #include "rowmemo.h"
 #include "sframe_format.h"
 
+/* On a stack of FP-based rows each frame's CFA waits for the saved FP
+ * that the frame below it loaded, so the stack's cache misses come one
+ * after another, as in a frame-pointer walk; the fast path prefetches the
+ * stack this far above each such CFA (about two frames ahead), which is
+ * also where the hardware's own stream prefetch picks up.  Measured on the
+ * benchmark's distinct chain (frame pointers), means of 20-30 alternated
+ * runs: 394 -> 362 ns a sample at 125 us, 991 -> 910 ns at 1 ms; 256 and
+ * 512 did no better.  SP-based rows need none: their CFAs do not wait for
+ * the stack, whose lines then arrive in parallel. */
+#define STACK_PREFETCH_AHEAD 128
+
 /* A CFA further than this above the stack pointer is not a frame. */
 #define MAX_FRAME_SIZE (256u << 20)
 #define MAX_SIGNAL_FRAMES 64
@@ -402,6 +413,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			    (intptr_t)(cfa + 8 * SFB_MEMO_FP_LOWEST_SLOT - sp) < 0 ||
 			    cfa > win_hi)
 				break;
+			__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
 		}
 		/* Expected: laid out inline, FP stays in a register; out of
 		 * line it cost two taken branches and a spill a frame. */

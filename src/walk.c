@@ -18,9 +18,10 @@
 
 /* On a stack of FP-based rows each frame's CFA waits for the saved FP
  * that the frame below it loaded, so the stack's cache misses come one
- * after another, as in a frame-pointer walk; the fast path prefetches the
- * stack this far above each such CFA (about two frames ahead), which is
- * also where the hardware's own stream prefetch picks up.  Measured on the
+ * after another, as in a frame-pointer walk; a sample's fast path
+ * prefetches the stack this far above each such CFA (about two frames
+ * ahead), which is also where the hardware's own stream prefetch picks
+ * up.  Measured on the
  * benchmark's distinct chain (frame pointers), means of 20-30 alternated
  * runs: 394 -> 362 ns a sample at 125 us, 991 -> 910 ns at 1 ms; 256 and
  * 512 did no better.  SP-based rows need none: their CFAs do not wait for
@@ -359,12 +360,13 @@ memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo
  * scratch and gives the stop reason.  When exact, the first PC is an exact
  * PC, whose row is memoised under its own key (memo_find_exact()).
  * Returns the new frame count; *outermost when a return address of 0
- * ended the walk.  Inlined three times, so that with_frames and trail
- * (note the recall's trail) are constants in each copy. */
+ * ended the walk.  Inlined three times, so that with_frames and sample
+ * (caches are cold: keep the recall's trail, prefetch the stack) are
+ * constants in each copy. */
 static inline __attribute__((always_inline)) int
 fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames,
 	       void **pcs, int n, int size, bool exact, uint8_t *source, bool *outermost,
-	       const bool with_frames, const bool trail)
+	       const bool with_frames, const bool sample)
 {
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
@@ -391,7 +393,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	 * the loop moved to but then left to the general path (a check
 	 * below failed where the general step's would not) is noted twice:
 	 * one useless prefetch. */
-	if (trail && n > 0)
+	if (sample && n > 0)
 		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
 	unsigned nt = w->ntrail;
 	/* Only the output in use: arithmetic on the NULL one is undefined. */
@@ -413,7 +415,8 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			    (intptr_t)(cfa + 8 * SFB_MEMO_FP_LOWEST_SLOT - sp) < 0 ||
 			    cfa > win_hi)
 				break;
-			__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+			if (sample)
+				__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
 		}
 		/* Expected: laid out inline, FP stays in a register; out of
 		 * line it cost two taken branches and a spill a frame. */
@@ -442,7 +445,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			row = found;
 			epoch = found_epoch;
 		}
-		if (trail && next != e && nt < SFB_MEMO_RECALL)
+		if (sample && next != e && nt < SFB_MEMO_RECALL)
 			w->trail[nt++] = sfb_memo_pair_index(next);
 		e = next;
 	}
@@ -463,8 +466,9 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 /* The copies, out of line: a sample's code is then one of these, a few
  * lines of sfb_walk() and the lookups, not spread among the general
  * step's.  Only samples keep a trail (sfb_walk() remembers it for the
- * next); sframe_backtrace(), called in loops, goes without (3
- * instructions a frame on a recursion).  Frame records always keep it:
+ * next) and prefetch the stack; sframe_backtrace(), called in loops on a
+ * stack its caller has just used, goes without (3 instructions a frame on
+ * a recursion, 2 more on FP-based rows).  Frame records always do both:
  * the richer call, rarely the hot one. */
 SFB_NO_ASAN static __attribute__((noinline)) int
 fast_pcs(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size, bool exact,

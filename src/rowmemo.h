@@ -68,6 +68,8 @@ struct sfb_memo_entry {
 	struct sfb_memo_entry *_Atomic next; /* hint, see above */
 };
 
+/* Hidden (the library's own, never exported): addressed directly, not
+ * through the GOT, in the shared library too. */
 extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((visibility("hidden")));
 
 /* Two-way: a key may sit in either entry of its pair (one cache line), so

@@ -20,12 +20,11 @@
  * that the frame below it loaded, so the stack's cache misses come one
  * after another, as in a frame-pointer walk; a sample's fast path
  * prefetches the stack this far above each such CFA (about two frames
- * ahead), which is also where the hardware's own stream prefetch picks
- * up.  Measured on the
- * benchmark's distinct chain (frame pointers), means of 20-30 alternated
- * runs: 394 -> 362 ns a sample at 125 us, 991 -> 910 ns at 1 ms; 256 and
- * 512 did no better.  SP-based rows need none: their CFAs do not wait for
- * the stack, whose lines then arrive in parallel. */
+ * ahead).  Measured on the benchmark's distinct chain (frame pointers),
+ * means of 20-30 alternated runs: 394 -> 362 ns a sample at 125 us, 991
+ * -> 910 ns at 1 ms; 256 and 512 did no better.  SP-based rows need none:
+ * their CFAs do not wait for the stack, whose lines then arrive in
+ * parallel. */
 #define STACK_PREFETCH_AHEAD 128
 
 /* A CFA further than this above the stack pointer is not a frame. */
@@ -60,8 +59,10 @@ struct walker {
 	uint16_t trail[SFB_MEMO_RECALL];
 };
 
-/* Note a frame's memo key for the recall (the general path's frames; the
- * fast path notes its own, from the entries it uses). */
+/* Note a frame's memo key for the recall: the general path's frames, and
+ * the first of each fast run (the fast path notes the rest from the
+ * entries it uses).  Walks that are no samples note too, unused: only the
+ * general path, which costs far more anyway. */
 static inline void trail_note(struct walker *w, uintptr_t key)
 {
 	if (key == w->trail_key || w->ntrail == SFB_MEMO_RECALL)

@@ -1253,6 +1253,18 @@ static void pre_walk_recall(void)
 		recall_garble();
 }
 
+/* The PCs of the last drive()'s ucontext walk into got[] (none if it
+ * failed); *repeats counts return addresses equal to the one before. */
+static int last_uc_walk(uintptr_t *got, unsigned long *repeats)
+{
+	int n = W.n_uc > 0 && W.n_uc <= MAXF ? W.n_uc : 0;
+	for (int k = 0; k < n; k++) {
+		got[k] = (uintptr_t)W.ucs[k];
+		*repeats += k > 1 && got[k] == got[k - 1];
+	}
+	return n;
+}
+
 NOINL int phase_recall(void)
 {
 	phase_ra = RA0();
@@ -1267,11 +1279,7 @@ NOINL int phase_recall(void)
 		drive(path, len);
 		judge(&t);
 		uintptr_t got[MAXF];
-		int n = W.n_uc > 0 && W.n_uc <= MAXF ? W.n_uc : 0;
-		for (int k = 0; k < n; k++) {
-			got[k] = (uintptr_t)W.ucs[k];
-			repeats += k > 1 && got[k] == got[k - 1];
-		}
+		int n = last_uc_walk(got, &repeats);
 		long_walks += n > SFB_MEMO_RECALL + 1;
 		recorded++;
 		/* A walk of one frame has no return address: the last
@@ -1300,11 +1308,7 @@ NOINL int phase_recall(void)
 		W.size = MAXF;
 		drive(path, len);
 		uintptr_t got[MAXF];
-		int n = W.n_uc > 0 && W.n_uc <= MAXF ? W.n_uc : 0;
-		for (int k = 0; k < n; k++) {
-			got[k] = (uintptr_t)W.ucs[k];
-			repeats += k > 1 && got[k] == got[k - 1];
-		}
+		int n = last_uc_walk(got, &repeats);
 		general_walks += n > 1;
 		wrong += n > 1 && !recall_is(got, n);
 	}

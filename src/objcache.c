@@ -25,6 +25,21 @@ struct sfb_slot {
 
 static struct sfb_slot table[SFB_CACHE_SLOTS];
 
+/* Slots are handed out densely, in the order objects are first seen, and
+ * found through hash positions: position p, when a writer first uses it,
+ * is bound for good to the next unused slot (slot_of[p] = slot + 1; 0
+ * unbound, which ends a probe chain; SLOT_BINDING while being bound).
+ * Why not hash into the table itself: a page of .bss costs two page
+ * faults when first touched (a read maps the zero page, the first write
+ * copies it), and hashed slots put each object on a page of its own.  A
+ * first call with 100 objects took about 116 faults for the table alone,
+ * some 250 us of its 750-1000 on this VM; dense slots share a page
+ * between 17 objects.  There is one slot per position and each position
+ * is bound at most once, so binding never runs out of slots. */
+_Atomic uint16_t sfb_objcache_slot_of[SFB_CACHE_SLOTS];
+#define SLOT_BINDING 0xffffu
+static _Atomic unsigned slots_bound;
+
 /* Each slot's coarse index over its object's FDEs (sframe_decode.h),
  * written by the slot's writer while it owns the slot.  A reader's copy of
  * the object points here; if the slot is rewritten while a walk still uses
@@ -36,10 +51,12 @@ static _Atomic uint32_t next_epoch = 1;
 /* objcache.h: sfb_objcache_fetch_recalled(). */
 __thread const struct sfb_object *sfb_objcache_recalled __attribute__((tls_model("initial-exec")));
 
-static unsigned slot_hash(uintptr_t map_start)
+/* The slot bound to position p; -1 if p is unbound (a probe chain ends
+ * there), -2 while a writer binds it (skipped, like a busy slot). */
+static int bound_slot(unsigned p)
 {
-	uint64_t h = (uint64_t)(map_start >> 12) * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(h >> 40) % SFB_CACHE_SLOTS;
+	unsigned b = atomic_load_explicit(&sfb_objcache_slot_of[p], memory_order_acquire);
+	return b == 0 ? -1 : b == SLOT_BINDING ? -2 : (int)b - 1;
 }
 
 /* Seqlock read: a copy of slot i, or false if it was empty, being written,
@@ -242,6 +259,24 @@ static void publish_described(unsigned i, struct sfb_object *o)
 	keep_if_permanent(o);
 }
 
+/* Bind the unbound position p to the next unused slot and publish o
+ * there.  False if another writer bound p first. */
+static bool bind_and_publish(unsigned p, struct sfb_object *o)
+{
+	uint16_t unbound = 0;
+	if (!atomic_compare_exchange_strong_explicit(&sfb_objcache_slot_of[p], &unbound,
+						     (uint16_t)SLOT_BINDING,
+						     memory_order_acquire, memory_order_relaxed))
+		return false;
+	unsigned s = atomic_fetch_add_explicit(&slots_bound, 1, memory_order_relaxed);
+	/* Never false: one slot per position, a fresh slot is nobody's. */
+	if (s >= SFB_CACHE_SLOTS || !slot_claim(s, 0))
+		return false;
+	publish_described(s, o);
+	atomic_store_explicit(&sfb_objcache_slot_of[p], (uint16_t)(s + 1), memory_order_release);
+	return true;
+}
+
 #define MAX_PROBE 64
 
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
@@ -250,34 +285,31 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 	if (_dl_find_object((void *)pc, &r) != 0)
 		return SFRAME_BT_STOP_NO_OBJECT;
 
-	unsigned h = slot_hash((uintptr_t)r.dlfo_map_start);
-	int free_slot = -1;
+	unsigned h = sfb_objcache_position((uintptr_t)r.dlfo_map_start);
+	int free_slot = -1, unbound = -1;
 	uint32_t free_seq = 0;
 	for (unsigned k = 0; k < MAX_PROBE; k++) {
-		unsigned i = (h + k) % SFB_CACHE_SLOTS;
-		uint32_t seq;
-		if (slot_read(i, out, &seq)) {
-			if (out->live && same_object(out, &r)) {
-				if (fingerprint_matches(out))
-					return 0;
-				/* Another object where an unloaded one was. */
-				describe_object(&r, out);
-				if (slot_claim(i, seq))
-					publish_described(i, out);
-				return 0;
-			}
-			if (!out->live && free_slot < 0) {
-				free_slot = (int)i;
-				free_seq = seq;
-			}
-			continue;
+		unsigned p = (h + k) % SFB_CACHE_SLOTS;
+		int i = bound_slot(p);
+		if (i == -1) {
+			unbound = (int)p;
+			break; /* the probe chain ends at an unbound position */
 		}
-		if (seq == 0) {
-			if (free_slot < 0) {
-				free_slot = (int)i;
-				free_seq = 0;
-			}
-			break; /* the probe chain ends at a never-used slot */
+		uint32_t seq;
+		if (i < 0 || !slot_read((unsigned)i, out, &seq))
+			continue;
+		if (out->live && same_object(out, &r)) {
+			if (fingerprint_matches(out))
+				return 0;
+			/* Another object where an unloaded one was. */
+			describe_object(&r, out);
+			if (slot_claim((unsigned)i, seq))
+				publish_described((unsigned)i, out);
+			return 0;
+		}
+		if (!out->live && free_slot < 0) {
+			free_slot = i;
+			free_seq = seq;
 		}
 	}
 
@@ -287,21 +319,26 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 		publish_described((unsigned)free_slot, out);
 		return 0;
 	}
+	if (free_slot < 0 && unbound >= 0 && bind_and_publish((unsigned)unbound, out))
+		return 0;
 	/* Lost a race or the chain is full: reclaim a slot whose object is
 	 * gone, else use the description for this walk only. */
 	for (unsigned k = 0; k < MAX_PROBE; k++) {
-		unsigned i = (h + k) % SFB_CACHE_SLOTS;
+		unsigned p = (h + k) % SFB_CACHE_SLOTS;
+		int i = bound_slot(p);
+		if (i == -1) {
+			if (bind_and_publish(p, out))
+				return 0;
+			continue;
+		}
 		struct sfb_object old;
 		uint32_t seq;
-		bool ok = slot_read(i, &old, &seq);
-		if (seq == 0 || (ok && (!old.live || !still_loaded(&old)))) {
-			if (slot_claim(i, seq)) {
-				if (ok && old.live)
-					atomic_fetch_add_explicit(&stat_reclaimed, 1,
-								  memory_order_relaxed);
-				publish_described(i, out);
-				return 0;
-			}
+		if (i >= 0 && slot_read((unsigned)i, &old, &seq) &&
+		    (!old.live || !still_loaded(&old)) && slot_claim((unsigned)i, seq)) {
+			if (old.live)
+				atomic_fetch_add_explicit(&stat_reclaimed, 1, memory_order_relaxed);
+			publish_described((unsigned)i, out);
+			return 0;
 		}
 	}
 	keep_if_permanent(out);
@@ -343,7 +380,8 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
 /* Tombstone every slot whose object dlclose() removed. */
 static void sweep(void)
 {
-	for (unsigned i = 0; i < SFB_CACHE_SLOTS; i++) {
+	unsigned n = atomic_load_explicit(&slots_bound, memory_order_acquire);
+	for (unsigned i = 0; i < n && i < SFB_CACHE_SLOTS; i++) {
 		struct sfb_object o;
 		uint32_t seq;
 		if (slot_read(i, &o, &seq) && o.live && !still_loaded(&o) &&
@@ -371,13 +409,15 @@ int sfb_objcache_warmup(void)
 void sfb_objcache_stats(struct sfb_cache_stats *st)
 {
 	unsigned used = 0;
-	for (unsigned i = 0; i < SFB_CACHE_SLOTS; i++) {
+	unsigned n = atomic_load_explicit(&slots_bound, memory_order_acquire);
+	for (unsigned i = 0; i < n && i < SFB_CACHE_SLOTS; i++) {
 		struct sfb_object o;
 		uint32_t seq;
 		if (slot_read(i, &o, &seq) && o.live)
 			used++;
 	}
 	st->slots_used = used;
+	st->slots_handed = n;
 	st->discoveries = atomic_load(&stat_discoveries);
 	st->reclaimed = atomic_load(&stat_reclaimed);
 }

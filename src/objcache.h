@@ -9,8 +9,9 @@
  * The walker asks sfb_object_row() and does not care which.
  *
  * Concurrency protocol (the whole of it):
- * - The table is a fixed array of slots, open-addressed by the object's
- *   mapping start.  glibc's _dl_find_object() (lock-free, async-signal-safe
+ * - The table is a fixed array of slots, handed out densely and found by
+ *   open addressing over hash positions of the object's mapping start
+ *   (objcache.c says why).  glibc's _dl_find_object() (lock-free, async-signal-safe
  *   since 2.35) maps a PC to its object; the table only remembers what we
  *   derived from that object, so a PC in an object that dlclose() removed is
  *   never matched again once dlclose() has returned: _dl_find_object() no
@@ -114,6 +115,18 @@ static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
 	return &sfb_main_object;
 }
 
+/* Hash positions: sfb_objcache_slot_of[p] is 0 (unbound), the slot bound
+ * to position p plus one, or 0xffff while a writer binds it.  Hidden:
+ * the library's own, addressed directly. */
+extern _Atomic uint16_t sfb_objcache_slot_of[SFB_CACHE_SLOTS] __attribute__((visibility("hidden")));
+
+/* The first hash position an object's probe chain visits. */
+static inline unsigned sfb_objcache_position(uintptr_t map_start)
+{
+	uint64_t h = (uint64_t)(map_start >> 12) * 0x9e3779b97f4a7c15ull;
+	return (unsigned)(h >> 40) % SFB_CACHE_SLOTS;
+}
+
 /* The object a thread's last sample confirmed first (a copy's home),
  * fetched ahead in its next: confirming an object reads its slot, its
  * ELF and program headers and the head of its section, each a cache miss
@@ -133,6 +146,7 @@ static inline __attribute__((always_inline)) void sfb_objcache_fetch_recalled(vo
 	/* Racy reads of a slot that a writer may be changing: relaxed, and
 	 * only prefetched (a prefetch never faults). */
 	uintptr_t start = __atomic_load_n(&o->map_start, __ATOMIC_RELAXED);
+	__builtin_prefetch(&sfb_objcache_slot_of[sfb_objcache_position(start)]);
 	uintptr_t ph = start + __atomic_load_n(&o->phoff, __ATOMIC_RELAXED);
 	__builtin_prefetch((const void *)start);
 	__builtin_prefetch((const void *)(ph + sizeof(Elf64_Phdr) *
@@ -149,6 +163,7 @@ int sfb_objcache_warmup(void);
 /* Statistics for tests and the benchmark. */
 struct sfb_cache_stats {
 	unsigned slots_used, discoveries, reclaimed;
+	unsigned slots_handed; /* slots bound to a position so far (dense) */
 };
 void sfb_objcache_stats(struct sfb_cache_stats *st);
 

@@ -610,6 +610,72 @@ static void test_recalled_object(void)
 	dlclose(h);
 }
 
+/* ---- Dense slots -------------------------------------------------------------------
+ * The cache hands out its slots in the order objects are first seen
+ * (objcache.c: a page of the table costs two page faults when first
+ * touched, and hashed slots gave each object a page of its own).  Six
+ * objects, each discovered by a sample in it: the slots their
+ * descriptions live in (the recalled object is the slot's own) lie among
+ * the slots handed out so far, next to each other, where hashing spread
+ * them over the 240 KiB table; and no slot is handed out twice for the
+ * same object, nor lost. */
+
+static void test_dense_slots(void)
+{
+	static const char *const names[] = { "walk_churn_a.so", "walk_churn_b.so",
+					     "walk_churn_c.so", "walk_churn_d.so",
+					     "walk_churn_x.so", "walk_churn_y.so" };
+	enum { N = sizeof names / sizeof names[0] };
+	void *h[N];
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	int found = 0;
+	for (int i = 0; i < N; i++) {
+		struct dl_find_object r;
+		void *fn = load_helper(names[i], "churn_mid", &h[i], &r);
+		if (!fn) {
+			h[i] = NULL;
+			continue;
+		}
+		ucontext_t uc;
+		void *pcs[1];
+		set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
+		sframe_backtrace_ucontext(&uc, pcs, 1);
+		const struct sfb_object *o = sfb_objcache_recalled;
+		if (o && o->map_start == (uintptr_t)r.dlfo_map_start) {
+			found++;
+			lo = (uintptr_t)o < lo ? (uintptr_t)o : lo;
+			hi = (uintptr_t)o > hi ? (uintptr_t)o : hi;
+		}
+	}
+	struct sfb_cache_stats st;
+	sfb_objcache_stats(&st);
+	/* A slot is struct sfb_object and its sequence number: under 256 bytes. */
+	CHECK(found == N && hi - lo < 256u * st.slots_handed && st.slots_handed < 64,
+	      "dense slots: the %d objects' slots (%d found) lie within the %u slots handed out "
+	      "(span %lu bytes)", N, found, st.slots_handed, (unsigned long)(hi - lo));
+	CHECK(st.slots_used <= st.slots_handed && st.slots_handed <= st.discoveries,
+	      "dense slots: %u in use <= %u handed out <= %u discoveries", st.slots_used,
+	      st.slots_handed, st.discoveries);
+	unsigned before = st.slots_handed;
+	for (int i = 0; i < N; i++) {
+		struct dl_find_object r;
+		void *fn = h[i] ? dlsym(h[i], "churn_mid") : NULL;
+		if (!fn || _dl_find_object(fn, &r))
+			continue;
+		ucontext_t uc;
+		void *pcs[1];
+		set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
+		sframe_backtrace_ucontext(&uc, pcs, 1);
+	}
+	sfb_objcache_stats(&st);
+	CHECK(st.slots_handed == before,
+	      "dense slots: objects seen again are found in their slots (%u handed out, then %u)",
+	      before, st.slots_handed);
+	for (int i = 0; i < N; i++)
+		if (h[i])
+			dlclose(h[i]);
+}
+
 /* ---- Main ------------------------------------------------------------------------- */
 
 
@@ -800,6 +866,7 @@ int main(void)
 		CHECK(sframe_backtrace_ex(&uc, f, 0, 0, &st) == 0, "size 0 stores nothing");
 	}
 	test_recalled_object();
+	test_dense_slots();
 	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();

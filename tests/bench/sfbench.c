@@ -1709,7 +1709,7 @@ static int mode_firstcall_child(int k, const char *method)
 		    (uintptr_t)di.dli_fbase == base[k - 1 - j])
 			crossed++;
 	}
-	struct sfb_cache_stats st = { 0, 0, 0 };
+	struct sfb_cache_stats st = { 0, 0, 0, 0 };
 	if (m == FC_SFB || m == FC_SFB_WARMUP)
 		sfb_objcache_stats(&st);
 	printf("%d %d %llu %llu %d %d %d %lu %llu %u %u %ld\n", m, k,
@@ -1820,12 +1820,15 @@ static int mode_firstcall(void)
 	printf("\n");
 	size_t slot = sizeof(struct mirror_slot);
 	printf("Memory: the object cache is one static table of %d slots x %zu bytes = %zu "
-	       "bytes (%.0f KiB, in .bss: untouched pages cost nothing); each object seen "
+	       "bytes (%.0f KiB, in .bss: untouched pages cost nothing; slots are handed out "
+	       "densely, so the first 17 objects share a page) and %d two-byte hash "
+	       "positions; each object seen "
 	       "uses one slot (%zu bytes: struct sfb_object is %zu bytes) and no heap, the "
 	       "SFrame data is read in place from the object's mapping. After the first call "
 	       "with 100 objects: %u slots used, %u objects described.\n\n",
 	       SFB_CACHE_SLOTS, slot, slot * SFB_CACHE_SLOTS,
-	       (double)(slot * SFB_CACHE_SLOTS) / 1024.0, slot, sizeof(struct sfb_object),
+	       (double)(slot * SFB_CACHE_SLOTS) / 1024.0, SFB_CACHE_SLOTS, slot,
+	       sizeof(struct sfb_object),
 	       slots100, disc100);
 	target(sfb100 <= 1000.0 && fc_ok,
 	       "first sframebt backtrace with 100 objects loaded <= 1 ms (median %.1f us)",

@@ -24,8 +24,9 @@
  *
  * Async-signal-safety: every function in this header is async-signal-safe
  * (takes no lock, calls no malloc, no stdio, touches no lazily allocated
- * TLS, preserves errno) EXCEPT sframe_backtrace_warmup(), which must be
- * called from normal context.  A backtrace taken in normal context may call
+ * TLS, preserves errno) EXCEPT sframe_backtrace_warmup() and
+ * sframe_backtrace_keep_loaded(), which must be called from normal
+ * context.  A backtrace taken in normal context may call
  * dl_iterate_phdr() to discover objects loaded since the last call; the
  * same call from a signal handler never does (see README, "Discovery").
  */
@@ -123,6 +124,28 @@ SFRAMEBT_API const char *sframe_bt_stop_name(int stop);
  * correctness.  Returns the number of objects with SFrame data.  NOT
  * async-signal-safe (calls dl_iterate_phdr). */
 SFRAMEBT_API int sframe_backtrace_warmup(void);
+
+/* Optional, for profilers: keep the object holding addr loaded for the
+ * rest of the process, so that walks through it skip the check that it
+ * was not unloaded.  Each walk confirms every object it enters, other than
+ * the main program, with glibc's _dl_find_object(), because dlclose() may
+ * have removed it since sframebt described it; in a SIGPROF sample, with
+ * glibc's tables gone cold, that check is about 110 ns of a sample's
+ * 400-500 on the benchmark's machine (README, "Speed").  This asks glibc
+ * never to unload the object (dlopen() with RTLD_NOLOAD | RTLD_NODELETE:
+ * a later dlclose() leaves it mapped, its destructors do not run until
+ * exit, and its static data is not reset by a later dlopen()), so its
+ * description is trusted for good.  For objects a program never unloads
+ * anyway: its own libraries, a plugin loaded for good.
+ *
+ *     void *h = dlopen("libplugin.so", RTLD_NOW);
+ *     sframe_backtrace_keep_loaded(dlsym(h, "plugin_main"));
+ *
+ * Returns 0 (also for the main program, which always stays), or -1: addr
+ * is in no object, the object is not in the caller's link-map namespace,
+ * or 15 objects are already kept.  NOT async-signal-safe (calls dlopen());
+ * the object must not be being unloaded during the call. */
+SFRAMEBT_API int sframe_backtrace_keep_loaded(const void *addr);
 
 /* Process-wide default flags OR-ed into every walk (e.g.
  * SFRAME_BT_FP_FALLBACK_ANY).  Async-signal-safe (an atomic store). */

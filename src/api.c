@@ -123,3 +123,11 @@ int sframe_backtrace_warmup(void)
 	errno = saved;
 	return n;
 }
+
+int sframe_backtrace_keep_loaded(const void *addr)
+{
+	int saved = errno;
+	int r = sfb_objcache_keep_loaded((uintptr_t)addr);
+	errno = saved;
+	return r;
+}

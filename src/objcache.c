@@ -73,20 +73,28 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
-/* The main program's description, written once and never changed: see
- * sfb_objcache_permanent(). */
-struct sfb_object sfb_main_object;
-_Atomic int sfb_main_object_state;
+/* objcache.h: sfb_objcache_permanent().  Entry 0 is the main program's;
+ * n starts at 1, past it. */
+struct sfb_kept_table sfb_kept = { .n = 1 };
+struct sfb_object sfb_kept_object[SFB_KEPT_MAX];
+static _Atomic int main_kept;
+
+static void publish_kept(unsigned i, const struct sfb_object *o)
+{
+	sfb_kept_object[i] = *o;
+	sfb_kept_object[i].permanent = 1;
+	sfb_kept.range[i].end = o->map_end;
+	atomic_store_explicit(&sfb_kept.range[i].start, o->map_start, memory_order_release);
+}
 
 static void keep_if_permanent(const struct sfb_object *o)
 {
 	int none = 0;
 	if (!o->permanent || o->status != SFB_OK ||
-	    !atomic_compare_exchange_strong_explicit(&sfb_main_object_state, &none, 1,
-						     memory_order_acquire, memory_order_relaxed))
+	    !atomic_compare_exchange_strong_explicit(&main_kept, &none, 1, memory_order_acquire,
+						     memory_order_relaxed))
 		return;
-	sfb_main_object = *o;
-	atomic_store_explicit(&sfb_main_object_state, 2, memory_order_release);
+	publish_kept(0, o);
 }
 
 static bool slot_claim(unsigned i, uint32_t seen)
@@ -343,6 +351,48 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 	}
 	keep_if_permanent(out);
 	return 0; /* uncached but valid for this walk (no coarse index) */
+}
+
+/* ---- Objects kept loaded (normal context) -------------------------------- */
+
+int sfb_objcache_keep_loaded(uintptr_t addr)
+{
+	struct dl_find_object r;
+	if (_dl_find_object((void *)addr, &r) != 0 || !r.dlfo_link_map)
+		return -1;
+	struct sfb_object o;
+	if (r.dlfo_link_map == _r_debug.r_map) {
+		/* The main program stays anyway; describing it keeps it. */
+		return sfb_objcache_find(addr, &o) == 0 && sfb_objcache_permanent(addr) ? 0 : -1;
+	}
+	if (sfb_objcache_permanent(addr))
+		return 0;
+	/* Full: refused before the object is made to stay. */
+	if (atomic_load_explicit(&sfb_kept.n, memory_order_relaxed) >= SFB_KEPT_MAX)
+		return -1;
+	/* Opened again by name, as glibc documents for promoting an object's
+	 * flags.  First without RTLD_NODELETE: the handle must be this very
+	 * object, not one of the same name in the caller's namespace while
+	 * this one is in another (dlmopen()).  The references taken are
+	 * given back; RTLD_NODELETE stays. */
+	const char *name = r.dlfo_link_map->l_name;
+	void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return -1;
+	struct link_map *lm = NULL;
+	void *kept = NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm == r.dlfo_link_map)
+		kept = dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	if (kept)
+		dlclose(kept);
+	dlclose(h);
+	if (!kept || sfb_objcache_find(addr, &o) != 0 || o.link_map != r.dlfo_link_map)
+		return -1;
+	unsigned i = atomic_fetch_add_explicit(&sfb_kept.n, 1, memory_order_relaxed);
+	if (i >= SFB_KEPT_MAX)
+		return -1; /* lost a race for the last entries: stays loaded, not kept */
+	publish_kept(i, &o);
+	return 0;
 }
 
 /* ---- Warm-up and dlclose sweeping (normal context) --------------------- */

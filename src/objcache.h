@@ -100,20 +100,46 @@ static inline bool sfb_object_has_rows(const struct sfb_object *o)
  * sframe_bt_stop reason (SFRAME_BT_STOP_NO_OBJECT, ..._CACHE_FULL). */
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
 
-/* The description of the main program, if pc lies in it and it has been
- * described: the main program cannot be unloaded (glibc unloads only
- * objects dlopen() loaded), so this description, made once, is used
- * without the per-walk confirmation.  Async-signal-safe; NULL otherwise. */
-extern struct sfb_object sfb_main_object;
-extern _Atomic int sfb_main_object_state; /* 0 none, 1 being written, 2 ready */
+/* Objects that stay loaded: the main program (glibc unloads only objects
+ * dlopen() loaded) and those sfb_objcache_keep_loaded() made RTLD_NODELETE.
+ * Their descriptions, made once and never changed, are used without the
+ * per-walk confirmation.  Entry 0 is the main program's (written when it
+ * is first described, from any context); the others are claimed in order
+ * (n) and each published by a release store of its start.  The ranges sit
+ * apart from the descriptions so that the search reads one or two lines;
+ * hidden: the library's own, addressed directly. */
+#define SFB_KEPT_MAX 16
 
+struct sfb_kept_table {
+	_Atomic unsigned n; /* entries claimed (may run past SFB_KEPT_MAX) */
+	struct {
+		_Atomic uintptr_t start; /* 0 until published */
+		uintptr_t end;
+	} range[SFB_KEPT_MAX];
+};
+extern struct sfb_kept_table sfb_kept __attribute__((visibility("hidden")));
+extern struct sfb_object sfb_kept_object[SFB_KEPT_MAX] __attribute__((visibility("hidden")));
+
+/* The kept description of the object holding pc, or NULL.
+ * Async-signal-safe. */
 static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
 {
-	if (atomic_load_explicit(&sfb_main_object_state, memory_order_acquire) != 2 ||
-	    pc - sfb_main_object.map_start >= sfb_main_object.map_end - sfb_main_object.map_start)
-		return NULL;
-	return &sfb_main_object;
+	unsigned n = atomic_load_explicit(&sfb_kept.n, memory_order_relaxed);
+	if (n > SFB_KEPT_MAX)
+		n = SFB_KEPT_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		uintptr_t start = atomic_load_explicit(&sfb_kept.range[i].start,
+						       memory_order_acquire);
+		if (start && pc - start < sfb_kept.range[i].end - start)
+			return &sfb_kept_object[i];
+	}
+	return NULL;
 }
+
+/* Make the object holding addr stay loaded (dlopen() with RTLD_NOLOAD |
+ * RTLD_NODELETE) and keep its description.  Normal context only.  0, or
+ * -1 (no object, another namespace's, or the table is full). */
+int sfb_objcache_keep_loaded(uintptr_t addr);
 
 /* Hash positions: sfb_objcache_slot_of[p] is 0 (unbound), the slot bound
  * to position p plus one, or 0xffff while a writer binds it.  Hidden:
@@ -138,6 +164,8 @@ extern __thread const struct sfb_object *sfb_objcache_recalled
 
 static inline __attribute__((always_inline)) void sfb_objcache_fetch_recalled(void)
 {
+	/* Every walk's first object is looked for among the kept ones. */
+	__builtin_prefetch(&sfb_kept);
 	const struct sfb_object *o = sfb_objcache_recalled;
 	if (!o)
 		return;

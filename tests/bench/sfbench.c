@@ -11,7 +11,8 @@
  *                        a profiler: every build at 125 us between samples
  *                        (where the <= 300 ns target is judged), then
  *                        main, distinct and v3 at 1 ms (a 1 kHz profiler)
- *   async-only M B N [US]  N SIGPROF samples of one method, US us apart
+ *   async-only M B N [US]  N SIGPROF samples of one method (M: sframebt,
+ *                        sframebt-kept, unw or fp), US us apart
  *                        (default 125) (for strace -c)
  *   firstcall            first backtrace in fresh processes with 1/10/100
  *                        objects loaded (spawns "firstcall-child K METHOD")
@@ -799,11 +800,25 @@ static int mode_time(void)
 
 /* ---- SIGPROF samples -------------------------------------------------- */
 
-enum { AK_SFB, AK_UNW, AK_FP, AK_EMPTY, AK_VERIFY };
+/* AK_SFB_KEPT: sframebt on a dlopen()ed build that the process made stay
+ * loaded first (sframe_backtrace_keep_loaded(): no per-walk lookup). */
+enum { AK_SFB, AK_UNW, AK_FP, AK_EMPTY, AK_SFB_KEPT, AK_VERIFY };
 static const char *const ak_name[] = { "sframebt sframe_backtrace_ucontext",
 				       "libunwind unw_init_local2(SIGNAL_FRAME)+unw_step",
 				       "frame-pointer walk from ucontext",
-				       "empty (rdtsc pair only)", "verify" };
+				       "empty (rdtsc pair only)",
+				       "sframebt, object kept loaded (sframe_backtrace_keep_loaded)",
+				       "verify" };
+
+/* For AK_SFB_KEPT: make build bi's library stay loaded, so that walks
+ * trust its description without glibc's lookup. */
+static void keep_if_asked(int bi, int kind)
+{
+	if (kind != AK_SFB_KEPT)
+		return;
+	if (bi >= B_LIBS_END || sframe_backtrace_keep_loaded((void *)builds[bi].work) != 0)
+		die("sframe_backtrace_keep_loaded() failed on a dlopen()ed build");
+}
 
 #define ASYNC_SIZE 32
 #define ASYNC_CAP 4096
@@ -912,6 +927,7 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 		uint64_t t0 = tsc_begin();
 		switch (sl->kind) {
 		case AK_SFB:
+		case AK_SFB_KEPT:
 			n = sframe_backtrace_ucontext(uc, buf, ASYNC_SIZE);
 			break;
 		case AK_UNW:
@@ -1022,7 +1038,7 @@ static struct bench_work async_setup(void)
 	return w;
 }
 
-/* async-only METHOD(sframebt|unw|fp) BUILD SAMPLES [INTERVAL_US]: 100
+/* async-only METHOD(sframebt|sframebt-kept|unw|fp) BUILD SAMPLES [INTERVAL_US]: 100
  * warm-up samples, then SAMPLES samples of one method (for strace -c:
  * system calls per sample), with no other method's samples in between,
  * INTERVAL_US microseconds apart (default 125); the median, p10 and p90
@@ -1030,7 +1046,7 @@ static struct bench_work async_setup(void)
 static int mode_async_only(int argc, char **argv)
 {
 	if (argc < 5)
-		die("async-only sframebt|unw|fp BUILD SAMPLES [INTERVAL_US]");
+		die("async-only sframebt|sframebt-kept|unw|fp BUILD SAMPLES [INTERVAL_US]");
 	long interval_ns = ASYNC_WARM_NS;
 	if (argc >= 6) {
 		char *end;
@@ -1046,9 +1062,13 @@ static int mode_async_only(int argc, char **argv)
 	struct bench_work w = async_setup();
 	struct aresult *R = &ares[bi];
 	R->nslots = 1;
-	R->slot[0].kind = !strcmp(argv[2], "unw") ? AK_UNW : !strcmp(argv[2], "fp") ? AK_FP : AK_SFB;
+	R->slot[0].kind = !strcmp(argv[2], "unw")	     ? AK_UNW
+			  : !strcmp(argv[2], "fp")	     ? AK_FP
+			  : !strcmp(argv[2], "sframebt-kept") ? AK_SFB_KEPT
+							     : AK_SFB;
 	if (R->slot[0].kind == AK_FP && !builds[bi].frame_pointer)
 		die("the fp method needs the fp build");
+	keep_if_asked(bi, R->slot[0].kind);
 	R->slot[0].cyc = calloc(ASYNC_CAP, sizeof(uint32_t));
 	async_segment(bi, &w, 100, false, interval_ns);
 	async_segment(bi, &w, (unsigned)atoi(argv[4]), true, interval_ns);
@@ -1198,6 +1218,7 @@ static void solo_child(int bi, int kind, struct bench_work *w, int fd, long inte
 	R->nslots = 1;
 	R->slot[0].kind = kind;
 	R->slot[0].cyc = cyc;
+	keep_if_asked(bi, kind);
 	async_segment(bi, w, SOLO_WARMUP, false, interval_ns);
 	async_segment(bi, w, ASYNC_PER_ROUND, true, interval_ns);
 	static struct solo_msg m;
@@ -1341,6 +1362,8 @@ static int mode_async_solo(void)
 		if (builds[bi].frame_pointer)
 			solo_add(cells, &nc, bi, AK_FP);
 		solo_add(cells, &nc, bi, AK_SFB);
+		if (bi != B_FP && bi < B_LIBS_END)
+			solo_add(cells, &nc, bi, AK_SFB_KEPT);
 		solo_add(cells, &nc, bi, AK_UNW);
 		if (bi == B_FP)
 			solo_add(cells, &nc, bi, AK_EMPTY); /* the timing's own cost, once */
@@ -1375,8 +1398,15 @@ static int mode_async_solo(void)
 		med_of[bi][s->kind] = med;
 		if (s->kind == AK_SFB && bi != B_FP)
 			target(med <= 300.0 && s->bad == 0,
-			       "%s: async sample at depth 32 <= 300 ns in the handler, one unwinder "
+			       "%s%s: async sample at depth 32 <= 300 ns in the handler, one unwinder "
 			       "per process (median %.0f ns, p90 %.0f ns, %u short traces)",
+			       builds[bi].label, bi < B_LIBS_END ? ", dlopen()ed" : "", med, p90,
+			       s->bad);
+		if (s->kind == AK_SFB_KEPT)
+			target(med <= 300.0 && s->bad == 0,
+			       "%s, dlopen()ed and kept loaded (sframe_backtrace_keep_loaded): async "
+			       "sample at depth 32 <= 300 ns in the handler, one unwinder per process "
+			       "(median %.0f ns, p90 %.0f ns, %u short traces)",
 			       builds[bi].label, med, p90, s->bad);
 	}
 	printf("\nRatios of the medians above, per build:\n\n"
@@ -1402,6 +1432,8 @@ static int mode_async_solo(void)
 		if (builds[bi].frame_pointer)
 			solo_add(cold, &ncold, bi, AK_FP);
 		solo_add(cold, &ncold, bi, AK_SFB);
+		if (bi == B_V3)
+			solo_add(cold, &ncold, bi, AK_SFB_KEPT);
 		if (bi == B_DISTINCT)
 			solo_add(cold, &ncold, bi, AK_UNW);
 	}

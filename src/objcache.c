@@ -388,9 +388,12 @@ int sfb_objcache_keep_loaded(uintptr_t addr)
 	dlclose(h);
 	if (!kept || sfb_objcache_find(addr, &o) != 0 || o.link_map != r.dlfo_link_map)
 		return -1;
-	unsigned i = atomic_fetch_add_explicit(&sfb_kept.n, 1, memory_order_relaxed);
-	if (i >= SFB_KEPT_MAX)
-		return -1; /* lost a race for the last entries: stays loaded, not kept */
+	unsigned i = atomic_load_explicit(&sfb_kept.n, memory_order_relaxed);
+	do {
+		if (i >= SFB_KEPT_MAX)
+			return -1; /* lost a race for the last entries: stays loaded, not kept */
+	} while (!atomic_compare_exchange_weak_explicit(&sfb_kept.n, &i, i + 1,
+							memory_order_relaxed, memory_order_relaxed));
 	publish_kept(i, &o);
 	return 0;
 }

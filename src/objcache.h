@@ -111,7 +111,7 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
 #define SFB_KEPT_MAX 16
 
 struct sfb_kept_table {
-	_Atomic unsigned n; /* entries claimed (may run past SFB_KEPT_MAX) */
+	_Atomic unsigned n; /* entries claimed, at most SFB_KEPT_MAX */
 	struct {
 		_Atomic uintptr_t start; /* 0 until published */
 		uintptr_t end;
@@ -125,8 +125,6 @@ extern struct sfb_object sfb_kept_object[SFB_KEPT_MAX] __attribute__((visibility
 static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
 {
 	unsigned n = atomic_load_explicit(&sfb_kept.n, memory_order_relaxed);
-	if (n > SFB_KEPT_MAX)
-		n = SFB_KEPT_MAX;
 	for (unsigned i = 0; i < n; i++) {
 		uintptr_t start = atomic_load_explicit(&sfb_kept.range[i].start,
 						       memory_order_acquire);

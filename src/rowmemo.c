@@ -3,10 +3,14 @@
 
 #include "arch.h"
 
-struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((aligned(64)));
+/* Page-aligned: a bit of sfb_memo_pages_written must cover one page. */
+struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((aligned(4096)));
 __thread struct sfb_memo_recall sfb_memo_recalled __attribute__((tls_model("initial-exec")));
 
+_Atomic uint32_t sfb_memo_pages_written;
+
 _Static_assert(sizeof(struct sfb_memo_entry) == 32, "two entries per cache line");
+_Static_assert(sizeof sfb_memo <= 32 * 4096, "a bit of sfb_memo_pages_written per page");
 
 /* A slot offset as a word count in [-128, -1], or 0 if it is not one. */
 static int8_t slot_of(int32_t off)
@@ -71,11 +75,14 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 	};
 }
 
-/* Write one entry, unless another writer holds it (never wait). */
+/* Write one entry, unless another writer holds it (never wait).  On a
+ * page never written, the entry is taken as empty without reading it: the
+ * compare-and-swap is then the page's first touch (rowmemo.h). */
 static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 		       const struct sfb_memo_row *row)
 {
-	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	bool written = sfb_memo_page_written(e);
+	uint32_t seq = written ? atomic_load_explicit(&e->seq, memory_order_relaxed) : 0;
 	if ((seq & 1) || !atomic_compare_exchange_strong_explicit(
 				 &e->seq, &seq, seq + 1, memory_order_acquire,
 				 memory_order_relaxed))
@@ -85,12 +92,19 @@ static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 	e->row = *row;
 	sfb_memo_set_hint(e, e); /* never NULL once written: see walk.c */
 	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+	if (!written)
+		atomic_fetch_or_explicit(&sfb_memo_pages_written, sfb_memo_page_bit(e),
+					 memory_order_relaxed);
 }
 
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 {
 	struct sfb_memo_entry *e = sfb_memo_pair(key);
 	struct sfb_memo_row old;
+	if (!sfb_memo_page_written(e)) {
+		memo_write(e, key, epoch, row);
+		return;
+	}
 	/* The first entry's key, if it is a different one, moves to the
 	 * second entry; the new key takes the first. */
 	uintptr_t old_key = e->key;

@@ -72,6 +72,26 @@ struct sfb_memo_entry {
  * through the GOT, in the shared library too. */
 extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((visibility("hidden")));
 
+/* The memo's pages that have been written, a bit for each 4 KiB.  An
+ * entry on a page never written holds nothing, and reading it would cost
+ * a page fault (the zero page mapped) only for the first write to cost
+ * another (the page copied): on this VM each fault is about 2.5 us, and a
+ * first call through 100 objects touched all 32 pages both ways.  So
+ * lookups skip such pages and writers write them first.  A bit seen late
+ * costs one miss of an entry just written, never a wrong row. */
+extern _Atomic uint32_t sfb_memo_pages_written __attribute__((visibility("hidden")));
+
+static inline uint32_t sfb_memo_page_bit(const struct sfb_memo_entry *e)
+{
+	return 1u << (((uintptr_t)e - (uintptr_t)sfb_memo) / 4096);
+}
+
+static inline bool sfb_memo_page_written(const struct sfb_memo_entry *e)
+{
+	return atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed) &
+	       sfb_memo_page_bit(e);
+}
+
 /* Two-way: a key may sit in either entry of its pair (one cache line), so
  * that two hot return addresses whose hashes collide do not evict each
  * other on every walk. */
@@ -120,6 +140,8 @@ static inline struct sfb_memo_entry *sfb_memo_get(uintptr_t key, uint32_t epoch,
 						  struct sfb_memo_row *row)
 {
 	struct sfb_memo_entry *e = sfb_memo_pair(key);
+	if (!sfb_memo_page_written(e))
+		return NULL;
 	if (sfb_memo_try(e, key, epoch, row))
 		return e;
 	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
@@ -132,7 +154,7 @@ static inline struct sfb_memo_entry *sfb_memo_get_exact(uintptr_t key, uint32_t 
 							struct sfb_memo_row *row)
 {
 	struct sfb_memo_entry *e = sfb_memo_pair(key) + 1;
-	return sfb_memo_try(e, key, epoch, row) ? e : NULL;
+	return sfb_memo_page_written(e) && sfb_memo_try(e, key, epoch, row) ? e : NULL;
 }
 
 static inline struct sfb_memo_entry *sfb_memo_hint(const struct sfb_memo_entry *e)

@@ -605,6 +605,63 @@ static void accept(const char *what, struct sfb_row row, int sp, int fp, int32_t
 	}
 }
 
+/* ---- First touches: the memo's pages ------------------------------------
+ * A lookup skips a page of the memo that was never written, and a write
+ * to such a page does not read it first (rowmemo.h: each first touch by a
+ * read costs a page fault that the first write then repeats).  Run first,
+ * before anything else reads the table: no page is resident; after a few
+ * walks, which memoise their return addresses, exactly the pages marked
+ * written are resident (mincore() counts a page mapped to the zero page
+ * by a read as resident too, so a lookup that read an unwritten page
+ * would show).  Not under valgrind, whose memory is its own. */
+
+static NOINL int first_touch_leaf(void **buf)
+{
+	return sframe_backtrace(buf, 64);
+}
+
+static NOINL int first_touch_mid(void **buf)
+{
+	return first_touch_leaf(buf) + 0 * (int)(uintptr_t)buf;
+}
+
+static void test_first_touches(void)
+{
+	if (vg)
+		return;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = sizeof sfb_memo;
+	unsigned char vec[sizeof sfb_memo / 4096 + 1];
+	if (pg != 4096 || (uintptr_t)sfb_memo % 4096) {
+		CHECK(0, "first touches: 4 KiB pages and a page-aligned memo (page %ld)", pg);
+		return;
+	}
+	int resident = 0;
+	if (mincore((void *)sfb_memo, len, vec) == 0)
+		for (size_t i = 0; i < len / 4096; i++)
+			resident += vec[i] & 1;
+	CHECK(resident == 0 && atomic_load(&sfb_memo_pages_written) == 0,
+	      "first touches: before any walk no page of the memo is resident (%d)", resident);
+	void *buf[64];
+	for (int i = 0; i < 3; i++) {
+		first_touch_mid(buf);
+		first_touch_leaf(buf);
+		sframe_backtrace(buf, 64);
+	}
+	uint32_t bits = atomic_load(&sfb_memo_pages_written);
+	int mismatched = 0, marked = 0;
+	if (mincore((void *)sfb_memo, len, vec) != 0)
+		mismatched = -1;
+	for (size_t i = 0; mismatched >= 0 && i < len / 4096; i++) {
+		bool written = bits >> i & 1;
+		marked += written;
+		mismatched += written != (bool)(vec[i] & 1);
+	}
+	CHECK(marked > 0 && mismatched == 0,
+	      "first touches: after walks the resident pages are exactly the %d written ones "
+	      "(%d differ)", marked, mismatched);
+}
+
 static void test_row_of(void)
 {
 	const int SP = 7, FP = 6;                    /* x86-64 */
@@ -1731,6 +1788,7 @@ int main(void)
 	}
 
 	double t0 = now_s();
+	test_first_touches();
 	test_row_of();
 	phase_stale();
 	double t1 = now_s();

@@ -585,6 +585,17 @@ static void test_unreadable_first_page(void)
  * the caller's own registers is no sample and leaves it alone.  Buffers of
  * one frame: the walk confirms only frame 0's object. */
 
+/* A one-frame sample at fn + 4 (a stack of random words: only frame 0's
+ * object is confirmed); the object it recalls. */
+static const struct sfb_object *sample_at(const void *fn)
+{
+	ucontext_t uc;
+	void *pcs[1];
+	set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
+	sframe_backtrace_ucontext(&uc, pcs, 1);
+	return sfb_objcache_recalled;
+}
+
 static void test_recalled_object(void)
 {
 	void *h;
@@ -592,20 +603,15 @@ static void test_recalled_object(void)
 	void *fn = load_helper("walk_churn_a.so", "churn_mid", &h, &r);
 	if (!fn)
 		return;
-	ucontext_t uc;
+	const struct sfb_object *o = sample_at(fn);
 	void *pcs[1];
-	set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
-	sframe_backtrace_ucontext(&uc, pcs, 1);
-	const struct sfb_object *o = sfb_objcache_recalled;
 	CHECK(o && o->map_start == (uintptr_t)r.dlfo_map_start && o->live && o->home == o,
 	      "recalled object: a sample in a dlopen()ed object recalls the cache slot's "
 	      "description of it");
 	sframe_backtrace(pcs, 1);
 	CHECK(sfb_objcache_recalled == o, "recalled object: a walk from the caller's registers "
 	      "leaves it alone");
-	set_regs(&uc, (uintptr_t)fn_a + 4, rnd_in_buf(), rnd_in_buf());
-	sframe_backtrace_ucontext(&uc, pcs, 1);
-	CHECK(sfb_objcache_recalled == NULL,
+	CHECK(sample_at((const void *)fn_a) == NULL,
 	      "recalled object: a sample in the main program recalls none");
 	dlclose(h);
 }
@@ -636,11 +642,7 @@ static void test_dense_slots(void)
 			h[i] = NULL;
 			continue;
 		}
-		ucontext_t uc;
-		void *pcs[1];
-		set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
-		sframe_backtrace_ucontext(&uc, pcs, 1);
-		const struct sfb_object *o = sfb_objcache_recalled;
+		const struct sfb_object *o = sample_at(fn);
 		if (o && o->map_start == (uintptr_t)r.dlfo_map_start) {
 			found++;
 			lo = (uintptr_t)o < lo ? (uintptr_t)o : lo;
@@ -660,12 +662,8 @@ static void test_dense_slots(void)
 	for (int i = 0; i < N; i++) {
 		struct dl_find_object r;
 		void *fn = h[i] ? dlsym(h[i], "churn_mid") : NULL;
-		if (!fn || _dl_find_object(fn, &r))
-			continue;
-		ucontext_t uc;
-		void *pcs[1];
-		set_regs(&uc, (uintptr_t)fn + 4, rnd_in_buf(), rnd_in_buf());
-		sframe_backtrace_ucontext(&uc, pcs, 1);
+		if (fn && _dl_find_object(fn, &r) == 0)
+			sample_at(fn);
 	}
 	sfb_objcache_stats(&st);
 	CHECK(st.slots_handed == before,

@@ -32,6 +32,7 @@
 #include <ucontext.h>
 
 #include "walk_common.h"
+#include "arch.h"
 #include "objcache.h"
 
 #if defined(__has_include)
@@ -674,6 +675,76 @@ static void test_dense_slots(void)
 			dlclose(h[i]);
 }
 
+/* ---- An FP-based row whose saved FP lies below SP -----------------------------------
+ * A memoised FP-based row reads the caller's FP at CFA-16.  When the CFA
+ * is only 8 above SP, that word lies below SP: dead, and the general path
+ * keeps FP instead (an epilogue past `leave` has restored it already), so
+ * the fast path must refuse the row there (walk.c: CFA-16 >= SP).  A
+ * crafted context: frame 0 at fp_vla()'s first instruction whose row is
+ * CFA = FP+16 (after its prologue; the first walk memoises that row under
+ * the exact PC and the second applies it on the fast path), FP = SP-8, so CFA =
+ * SP+8; [SP] is a return address in fp_vla() (FP-based too), [SP-8] a
+ * plausible FP.  Both walks must be frame 0, that return address, then a
+ * stop (frame 1's CFA, FP+16 = SP+8, is not above its SP); trusting the
+ * dead word would go on to a third frame. */
+
+static uintptr_t fp_vla_ra;
+
+NOINL int fp_vla_callee(int x)
+{
+	fp_vla_ra = (uintptr_t)__builtin_return_address(0);
+	void *pcs[8];
+	sframe_backtrace(pcs, 8); /* memoises fp_vla's return address */
+	return x + 1;
+}
+
+NOINL int fp_vla(int n)
+{
+	volatile char buf[n]; /* a VLA: RBP is the frame pointer, CFA = FP+16 */
+	buf[0] = (char)n;
+	return fp_vla_callee(buf[0]) + buf[n - 1];
+}
+
+static void test_fp_row_below_sp(void)
+{
+	fp_vla(8);
+	/* The first instruction of fp_vla() whose row is CFA = FP+16 with the
+	 * caller's FP at CFA-16 (right after the prologue), by the decoder. */
+	struct sfb_object o;
+	uintptr_t pc = 0;
+	if (fp_vla_ra && sfb_objcache_find((uintptr_t)fp_vla, &o) == 0 && sfb_object_has_rows(&o))
+		for (uintptr_t a = (uintptr_t)fp_vla; a < (uintptr_t)fp_vla + 64 && !pc; a++) {
+			struct sfb_row row;
+			if (sfb_lookup(&o.sec, a, &row) == SFB_OK && row.cfa.reg == SFB_DWARF_FP &&
+			    row.cfa.off == 16 && row.fp.kind == SFB_LOC_EXPR && row.fp.off == -16)
+				pc = (uintptr_t)row.pc_lo;
+		}
+	if (!pc) {
+		CHECK(0, "fp_vla() has a row CFA = FP+16 after its prologue and was walked through");
+		return;
+	}
+	uintptr_t frame[64];
+	memset(frame, 0, sizeof frame);
+	uintptr_t sp = (uintptr_t)&frame[32];
+	frame[31] = sp + 8;        /* below SP: a plausible FP, dead */
+	frame[32] = fp_vla_ra;     /* frame 0's return address */
+	frame[33] = sp + 32;       /* what the dead FP's frame would hold */
+	frame[34] = fp_vla_ra;
+	int good = 0;
+	for (int i = 0; i < 2; i++) {
+		ucontext_t uc;
+		set_regs(&uc, pc, sp, sp - 8);
+		struct sframe_bt_frame f[8];
+		struct sframe_bt_status st;
+		int n = sframe_backtrace_ex(&uc, f, 8, 0, &st);
+		good += n == 2 && f[0].pc == pc && f[1].pc == fp_vla_ra &&
+			st.stop == SFRAME_BT_STOP_BAD_CFA;
+	}
+	CHECK(good == 2, "an FP-based row with its saved FP below SP: the general path (first "
+	      "walk) and the fast path (second) keep FP and stop at the next frame (%d of 2)",
+	      good);
+}
+
 /* ---- Main ------------------------------------------------------------------------- */
 
 
@@ -865,6 +936,7 @@ int main(void)
 	}
 	test_recalled_object();
 	test_dense_slots();
+	test_fp_row_below_sp();
 	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();

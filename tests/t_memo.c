@@ -83,6 +83,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -625,6 +626,46 @@ static NOINL int first_touch_mid(void **buf)
 	return first_touch_leaf(buf) + 0 * (int)(uintptr_t)buf;
 }
 
+/* Sixteen distinct return addresses for the write side: a chain of its
+ * own. */
+#define FT_LINK(name, next)                                   \
+	static NOINL int name(void **buf)                     \
+	{                                                     \
+		return next(buf) + 0 * (int)(uintptr_t)buf;   \
+	}
+FT_LINK(ft16, first_touch_leaf)
+FT_LINK(ft15, ft16)
+FT_LINK(ft14, ft15)
+FT_LINK(ft13, ft14)
+FT_LINK(ft12, ft13)
+FT_LINK(ft11, ft12)
+FT_LINK(ft10, ft11)
+FT_LINK(ft9, ft10)
+FT_LINK(ft8, ft9)
+FT_LINK(ft7, ft8)
+FT_LINK(ft6, ft7)
+FT_LINK(ft5, ft6)
+FT_LINK(ft4, ft5)
+FT_LINK(ft3, ft4)
+FT_LINK(ft2, ft3)
+FT_LINK(ft1, ft2)
+
+/* The stack below this frame, touched (so that a walk's frames do not
+ * fault it in). */
+static NOINL void touch_stack_below(void)
+{
+	volatile char pad[32768];
+	for (size_t i = 0; i < sizeof pad; i += 512)
+		pad[i] = 0;
+}
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 static void test_first_touches(void)
 {
 	if (vg)
@@ -660,6 +701,19 @@ static void test_first_touches(void)
 	CHECK(marked > 0 && mismatched == 0,
 	      "first touches: after walks the resident pages are exactly the %d written ones "
 	      "(%d differ)", marked, mismatched);
+	/* The write side: a walk through new return addresses costs one fault
+	 * per memo page it writes first, not two (a read first, then the
+	 * write).  Fewer than two a page, not exactly one: a sanitizer build
+	 * also faults in the shadow of what the walk touches. */
+	touch_stack_below();
+	uint32_t before = atomic_load(&sfb_memo_pages_written);
+	long f0 = minor_faults();
+	ft1(buf);
+	long faults = minor_faults() - f0;
+	int fresh = __builtin_popcount(atomic_load(&sfb_memo_pages_written) & ~before);
+	CHECK(fresh >= 4 && faults < 2 * fresh,
+	      "first touches: a walk writing %d fresh pages of the memo took %ld page faults",
+	      fresh, faults);
 }
 
 static void test_row_of(void)

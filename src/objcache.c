@@ -363,7 +363,8 @@ int sfb_objcache_keep_loaded(uintptr_t addr)
 	struct sfb_object o;
 	if (r.dlfo_link_map == _r_debug.r_map) {
 		/* The main program stays anyway; describing it keeps it. */
-		return sfb_objcache_find(addr, &o) == 0 && sfb_objcache_permanent(addr) ? 0 : -1;
+		sfb_objcache_find(addr, &o);
+		return 0;
 	}
 	if (sfb_objcache_permanent(addr))
 		return 0;

@@ -11,11 +11,11 @@
  * Concurrency protocol (the whole of it):
  * - The table is a fixed array of slots, handed out densely and found by
  *   open addressing over hash positions of the object's mapping start
- *   (objcache.c says why).  glibc's _dl_find_object() (lock-free, async-signal-safe
- *   since 2.35) maps a PC to its object; the table only remembers what we
- *   derived from that object, so a PC in an object that dlclose() removed is
- *   never matched again once dlclose() has returned: _dl_find_object() no
- *   longer reports it.
+ *   (objcache.c says why).  glibc's _dl_find_object() (lock-free,
+ *   async-signal-safe since 2.35) maps a PC to its object; the table only
+ *   remembers what we derived from that object, so a PC in an object that
+ *   dlclose() removed is never matched again once dlclose() has returned:
+ *   _dl_find_object() no longer reports it.
  * - Each slot has a sequence number: 0 = never used, odd = a writer owns
  *   it, even = stable.  A writer claims a slot with one compare-and-swap
  *   (0 or even -> odd), fills it, then publishes it with a release store of
@@ -26,6 +26,9 @@
  *   reader never waits, never sees a half-written slot, and never writes.
  * - Slots whose object is gone (checked with _dl_find_object) become
  *   tombstones and are reused.
+ * - Objects that cannot be unloaded (the main program, and those
+ *   sfb_objcache_keep_loaded() made RTLD_NODELETE) are copied once into
+ *   the kept table below, which walks search first: no confirmation.
  * - A new object loaded where an unloaded one was can get the same mapping
  *   and link_map from glibc; every hit therefore re-reads the object's
  *   program headers and the head of its .sframe and compares them with the

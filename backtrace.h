@@ -141,9 +141,10 @@ SFRAMEBT_API int sframe_backtrace_warmup(void);
  *     void *h = dlopen("libplugin.so", RTLD_NOW);
  *     sframe_backtrace_keep_loaded(dlsym(h, "plugin_main"));
  *
- * Returns 0 (also for the main program, which always stays), or -1: addr
- * is in no object, the object is not in the caller's link-map namespace,
- * or 15 objects are already kept.  NOT async-signal-safe (calls dlopen());
+ * Returns 0 (also for the main program, libc and the dynamic linker,
+ * which stay anyway and are kept without asking), or -1: addr is in no
+ * object, the object is not in the caller's link-map namespace, or 15
+ * objects are already kept.  NOT async-signal-safe (calls dlopen());
  * the object must not be being unloaded during the call. */
 SFRAMEBT_API int sframe_backtrace_keep_loaded(const void *addr);
 

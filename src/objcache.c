@@ -73,16 +73,16 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
-/* objcache.h: sfb_objcache_permanent().  Entry 0 is the main program's;
- * n starts at 1, past it. */
-struct sfb_kept_table sfb_kept = { .n = 1 };
+/* objcache.h: sfb_objcache_permanent().  n starts past the fixed
+ * entries, which are claimed once each. */
+struct sfb_kept_table sfb_kept = { .n = SFB_KEPT_FIXED };
 struct sfb_object sfb_kept_object[SFB_KEPT_MAX];
-static _Atomic int main_kept;
+static _Atomic int fixed_kept[SFB_KEPT_FIXED];
 
 static void publish_kept(unsigned i, const struct sfb_object *o)
 {
 	sfb_kept_object[i] = *o;
-	sfb_kept_object[i].permanent = 1;
+	sfb_kept_object[i].permanent = (uint8_t)(i + 1);
 	sfb_kept.range[i].end = o->map_end;
 	atomic_store_explicit(&sfb_kept.range[i].start, o->map_start, memory_order_release);
 }
@@ -90,11 +90,26 @@ static void publish_kept(unsigned i, const struct sfb_object *o)
 static void keep_if_permanent(const struct sfb_object *o)
 {
 	int none = 0;
-	if (!o->permanent || o->status != SFB_OK ||
-	    !atomic_compare_exchange_strong_explicit(&main_kept, &none, 1, memory_order_acquire,
-						     memory_order_relaxed))
+	unsigned i = o->permanent - 1u;
+	if (!o->permanent || i >= SFB_KEPT_FIXED || o->status != SFB_OK ||
+	    !atomic_compare_exchange_strong_explicit(&fixed_kept[i], &none, 1,
+						     memory_order_acquire, memory_order_relaxed))
 		return;
-	publish_kept(0, o);
+	publish_kept(i, o);
+}
+
+/* Which fixed kept entry an object takes (objcache.h), plus one; 0 if it
+ * may be unloaded. */
+static uint8_t kept_entry_of(const struct dl_find_object *r)
+{
+	uintptr_t lo = (uintptr_t)r->dlfo_map_start, size = (uintptr_t)r->dlfo_map_end - lo;
+	if (r->dlfo_link_map && r->dlfo_link_map == _r_debug.r_map)
+		return SFB_KEPT_MAIN + 1;
+	if ((uintptr_t)&dl_iterate_phdr - lo < size)
+		return SFB_KEPT_LIBC + 1;
+	if ((uintptr_t)&_r_debug - lo < size)
+		return SFB_KEPT_LDSO + 1;
+	return 0;
 }
 
 static bool slot_claim(unsigned i, uint32_t seen)
@@ -207,8 +222,7 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
 	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
-	/* The head of the base namespace's chain is the main program. */
-	o->permanent = r->dlfo_link_map && r->dlfo_link_map == _r_debug.r_map;
+	o->permanent = kept_entry_of(r);
 	o->epoch = atomic_fetch_add_explicit(&next_epoch, 1, memory_order_relaxed);
 	o->exec_ph = o->sframe_ph = SFB_NO_PH;
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
@@ -361,8 +375,8 @@ int sfb_objcache_keep_loaded(uintptr_t addr)
 	if (_dl_find_object((void *)addr, &r) != 0 || !r.dlfo_link_map)
 		return -1;
 	struct sfb_object o;
-	if (r.dlfo_link_map == _r_debug.r_map) {
-		/* The main program stays anyway; describing it keeps it. */
+	if (kept_entry_of(&r)) {
+		/* It stays anyway (objcache.h); describing it keeps it. */
 		sfb_objcache_find(addr, &o);
 		return 0;
 	}

@@ -73,7 +73,7 @@ struct sfb_object {
 	uint8_t source;          /* enum sfb_source */
 	int8_t status;           /* SFB_OK, or why its section was rejected */
 	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
-	uint8_t permanent;       /* the main program: never unloaded */
+	uint8_t permanent;       /* never unloaded: its kept entry + 1, or 0 */
 	uint32_t epoch;          /* unique per description: keys the row memo */
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
@@ -103,15 +103,25 @@ static inline bool sfb_object_has_rows(const struct sfb_object *o)
  * sframe_bt_stop reason (SFRAME_BT_STOP_NO_OBJECT, ..._CACHE_FULL). */
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
 
-/* Objects that stay loaded: the main program (glibc unloads only objects
- * dlopen() loaded) and those sfb_objcache_keep_loaded() made RTLD_NODELETE.
- * Their descriptions, made once and never changed, are used without the
- * per-walk confirmation.  Entry 0 is the main program's (written when it
- * is first described, from any context); the others are claimed in order
- * (n) and each published by a release store of its start.  The ranges sit
- * apart from the descriptions so that the search reads one or two lines;
- * hidden: the library's own, addressed directly. */
-#define SFB_KEPT_MAX 16
+/* Objects that stay loaded, whose descriptions, made once and never
+ * changed, are used without the per-walk confirmation.  The first entries
+ * are kept without asking, each written when its object is first
+ * described (from any context):
+ *   SFB_KEPT_MAIN  the main program: glibc unloads only objects dlopen()
+ *                  loaded;
+ *   SFB_KEPT_LIBC  the object holding dl_iterate_phdr() as this library's
+ *                  own reference resolved it (libc, or an interposer):
+ *                  an object another still-loaded object is bound to is
+ *                  not unloaded (glibc records the dependency), and every
+ *                  thread's outermost frames lie in libc, so nearly every
+ *                  walk that is not cut short ends there;
+ *   SFB_KEPT_LDSO  the object holding _r_debug: the dynamic linker.
+ * The others are objects sfb_objcache_keep_loaded() made RTLD_NODELETE,
+ * claimed in order (n).  Each entry is published by a release store of its
+ * start.  The ranges sit apart from the descriptions so that the search
+ * reads one or two lines; hidden: the library's own, addressed directly. */
+enum { SFB_KEPT_MAIN, SFB_KEPT_LIBC, SFB_KEPT_LDSO, SFB_KEPT_FIXED };
+#define SFB_KEPT_MAX (SFB_KEPT_FIXED + 15)
 
 struct sfb_kept_table {
 	_Atomic unsigned n; /* entries claimed, at most SFB_KEPT_MAX */

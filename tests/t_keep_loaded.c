@@ -13,6 +13,8 @@
  * - before keeping: the exact chain, with at least one lookup;
  * - after keeping: the exact chain with no lookup, also after the
  *   program's dlclose() of it, which leaves it loaded;
+ * - libc, kept without asking: a walk to the end (which stops there)
+ *   makes no lookup the second time;
  * - no object, the main program, an object of another namespace
  *   (dlmopen()), and the table's size: what is refused is not made to
  *   stay (it unloads on dlclose()). */
@@ -106,6 +108,39 @@ static bool still_loaded(const char *path)
 	if (h)
 		dlclose(h);
 	return h != NULL;
+}
+
+/* ---- libc, kept without asking -------------------------------------------
+ * Every thread's outermost frames lie in libc, which has no .sframe here:
+ * a walk that is not cut short ends there, and would confirm libc each
+ * time only to stop.  libc cannot be unloaded while the library is bound
+ * to it, so it is kept as soon as it is described: a second walk from
+ * here to the end makes no lookup at all. */
+
+NOINL int walk_to_the_end(struct sframe_bt_frame *f, int size, struct sframe_bt_status *st)
+{
+	return sframe_backtrace_ex(NULL, f, size, 0, st);
+}
+
+static void test_libc_kept(void)
+{
+	struct sframe_bt_frame f[MAXF * 4];
+	struct sframe_bt_status st;
+	walk_to_the_end(f, MAXF * 4, &st);
+	unsigned long before = atomic_load(&lookups);
+	int n = walk_to_the_end(f, MAXF * 4, &st);
+	unsigned long calls = atomic_load(&lookups) - before;
+	CHECK(n >= 2 && in_libc(f[n - 1].pc - 1) && st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO &&
+	      calls == 0,
+	      "libc kept without asking: a walk to the end stops in libc with no-unwind-info and "
+	      "makes no lookup (%lu calls, %d frames)", calls, n);
+	/* libc's puts, past any definition in this program. */
+	void *puts_in_libc = dlsym(RTLD_NEXT, "puts");
+	unsigned n_before = atomic_load(&sfb_kept.n);
+	CHECK(puts_in_libc && in_libc((uintptr_t)puts_in_libc) &&
+	      sframe_backtrace_keep_loaded(puts_in_libc) == 0 &&
+	      atomic_load(&sfb_kept.n) == n_before,
+	      "keep_loaded() of libc: 0, and it takes no entry of its own");
 }
 
 /* ---- Refusals ------------------------------------------------------------ */
@@ -233,6 +268,7 @@ int main(void)
 	CHECK(exact && n == 0, "kept, after dlclose(): the exact chain, no lookup (%lu calls)", n);
 	CHECK(atomic_load(&sfb_kept.n) == kept_n, "kept twice: one entry");
 
+	test_libc_kept();
 	test_refusals(lib);
 	CHECK_DONE();
 }

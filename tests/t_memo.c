@@ -621,18 +621,16 @@ static NOINL int first_touch_leaf(void **buf)
 	return sframe_backtrace(buf, 64);
 }
 
-static NOINL int first_touch_mid(void **buf)
-{
-	return first_touch_leaf(buf) + 0 * (int)(uintptr_t)buf;
-}
-
-/* Sixteen distinct return addresses for the write side: a chain of its
- * own. */
+/* A caller of next: one more return address. */
 #define FT_LINK(name, next)                                   \
 	static NOINL int name(void **buf)                     \
 	{                                                     \
 		return next(buf) + 0 * (int)(uintptr_t)buf;   \
 	}
+FT_LINK(first_touch_mid, first_touch_leaf)
+
+/* Sixteen distinct return addresses for the write side: a chain of its
+ * own. */
 FT_LINK(ft16, first_touch_leaf)
 FT_LINK(ft15, ft16)
 FT_LINK(ft14, ft15)

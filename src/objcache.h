@@ -26,9 +26,10 @@
  *   reader never waits, never sees a half-written slot, and never writes.
  * - Slots whose object is gone (checked with _dl_find_object) become
  *   tombstones and are reused.
- * - Objects that cannot be unloaded (the main program, and those
- *   sfb_objcache_keep_loaded() made RTLD_NODELETE) are copied once into
- *   the kept table below, which walks search first: no confirmation.
+ * - Objects that cannot be unloaded (the main program, libc, ld.so, the
+ *   other objects loaded at start-up, and those sfb_objcache_keep_loaded()
+ *   made RTLD_NODELETE) are copied once into the kept tables below, which
+ *   walks search first: no confirmation.
  * - A new object loaded where an unloaded one was can get the same mapping
  *   and link_map from glibc; every hit therefore re-reads the object's
  *   program headers and the head of its .sframe and compares them with the
@@ -131,7 +132,47 @@ struct sfb_kept_table {
 	} range[SFB_KEPT_MAX];
 };
 extern struct sfb_kept_table sfb_kept __attribute__((visibility("hidden")));
-extern struct sfb_object sfb_kept_object[SFB_KEPT_MAX] __attribute__((visibility("hidden")));
+
+/* Objects loaded at start-up other than the main program (startup.h):
+ * never unloaded either, and often many (a C++ server links dozens), so
+ * they have a table of their own, searched by halves.  Their ranges are
+ * found once, by a constructor (objcache.c), sorted by start and published
+ * by a release store of n; [lo, hi) spans them all, so that most PCs
+ * elsewhere (dlopen()ed objects are mapped below them) are turned away
+ * by the line that holds n.  Entry j's description is written the first
+ * time its object is described, like a fixed kept entry's, into
+ * sfb_kept_object[SFB_KEPT_MAX + j], and published by a release store of
+ * state[j] = SFB_STARTUP_READY. */
+#define SFB_STARTUP_MAX 128
+enum { SFB_STARTUP_NONE, SFB_STARTUP_WRITING, SFB_STARTUP_READY };
+
+struct sfb_startup_table {
+	_Atomic unsigned n;
+	uintptr_t lo, hi;
+	uintptr_t start[SFB_STARTUP_MAX], end[SFB_STARTUP_MAX];
+	_Atomic uint8_t state[SFB_STARTUP_MAX];
+};
+extern struct sfb_startup_table sfb_startup __attribute__((visibility("hidden")));
+extern struct sfb_object sfb_kept_object[SFB_KEPT_MAX + SFB_STARTUP_MAX]
+	__attribute__((visibility("hidden")));
+
+/* The start-up entry whose range holds pc, or -1. */
+static inline int sfb_objcache_startup_entry(uintptr_t pc)
+{
+	unsigned n = atomic_load_explicit(&sfb_startup.n, memory_order_acquire);
+	/* n == 0: lo == hi == 0, nothing passes. */
+	if (pc - sfb_startup.lo >= sfb_startup.hi - sfb_startup.lo)
+		return -1;
+	unsigned lo = 0, hi = n < SFB_STARTUP_MAX ? n : SFB_STARTUP_MAX;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (sfb_startup.start[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && pc < sfb_startup.end[lo - 1] ? (int)lo - 1 : -1;
+}
 
 /* The kept description of the object holding pc, or NULL.
  * Async-signal-safe. */
@@ -144,7 +185,11 @@ static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
 		if (start && pc - start < sfb_kept.range[i].end - start)
 			return &sfb_kept_object[i];
 	}
-	return NULL;
+	int j = sfb_objcache_startup_entry(pc);
+	if (j < 0 || atomic_load_explicit(&sfb_startup.state[j], memory_order_acquire) !=
+			     SFB_STARTUP_READY)
+		return NULL;
+	return &sfb_kept_object[SFB_KEPT_MAX + j];
 }
 
 /* Make the object holding addr stay loaded (dlopen() with RTLD_NOLOAD |

@@ -22,23 +22,25 @@
 
 #include <stdatomic.h>
 
+#include <sys/wait.h>
+
 #include "objcache.h"
+#include "startup.h"
 
 /* ---- Counting glibc's lookups -------------------------------------------- */
 
 static int (*real_find_object)(void *, struct dl_find_object *);
 static _Atomic unsigned long lookups;
 
+/* Found on first use: the library's constructor (objcache.c) asks before
+ * any of this program's could have. */
 int _dl_find_object(void *pc, struct dl_find_object *r)
 {
+	if (!real_find_object)
+		real_find_object = (int (*)(void *, struct dl_find_object *))dlsym(
+			RTLD_NEXT, "_dl_find_object");
 	atomic_fetch_add(&lookups, 1);
-	return real_find_object(pc, r);
-}
-
-__attribute__((constructor)) static void find_real(void)
-{
-	real_find_object = (int (*)(void *, struct dl_find_object *))dlsym(RTLD_NEXT,
-									  "_dl_find_object");
+	return real_find_object ? real_find_object(pc, r) : -1;
 }
 
 /* ---- The chain ----------------------------------------------------------- */
@@ -143,8 +145,6 @@ static void test_libc_kept(void)
 	      "keep_loaded() of libc: 0, and it takes no entry of its own");
 }
 
-/* ---- Refusals ------------------------------------------------------------ */
-
 /* Copies of one object under other names are other objects to glibc. */
 static char tmpdir[PATH_MAX];
 
@@ -162,6 +162,158 @@ static bool copy_file(const char *from, const char *to)
 		ok = false;
 	return ok;
 }
+
+/* ---- Objects loaded at start-up -------------------------------------------
+ * This program is linked with walk_churn_c.so (DT_NEEDED).  Like every
+ * object loaded at start-up it stays till exit, and the library finds such
+ * objects when it is loaded (startup.c).  Ground truth: the objects listed
+ * before the program dlopen()s anything (none of its constructors does),
+ * the main program excepted.  Checked: the library's table holds exactly
+ * those; a second walk through walk_churn_c.so's chain makes no lookup;
+ * keep_loaded() of it takes no entry; after dlopen()s, among them a copy
+ * of walk_churn_c.so under the same name in another directory, the same
+ * search finds the same objects (a copy taken for the one a DT_NEEDED
+ * entry names would be trusted after its dlclose()); and, in a child run
+ * with LD_PRELOAD, the preloaded object is among them (no DT_NEEDED names
+ * it: it comes in as listed before one that is). */
+
+static struct wobj at_start[SFB_STARTUP_MAX];
+static int n_at_start;
+
+static int list_at_start(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	int *index = arg;
+	if ((*index)++ == 0)
+		return 0; /* the main program */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		struct wobj o;
+		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+		    !obj_of((void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr), &o)) {
+			if (n_at_start < SFB_STARTUP_MAX)
+				at_start[n_at_start++] = o;
+			break;
+		}
+	}
+	return 0;
+}
+
+static bool listed_at_start(uintptr_t start, uintptr_t end)
+{
+	for (int i = 0; i < n_at_start; i++)
+		if (at_start[i].lo == start && at_start[i].hi == end)
+			return true;
+	return false;
+}
+
+/* Do the ranges given (n of them) name exactly the objects listed at start? */
+static bool same_as_at_start(const struct sfb_range *r, unsigned n)
+{
+	if (n != (unsigned)n_at_start)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (!listed_at_start(r[i].start, r[i].end))
+			return false;
+	return true;
+}
+
+static bool table_as_at_start(void)
+{
+	struct sfb_range r[SFB_STARTUP_MAX];
+	unsigned n = atomic_load(&sfb_startup.n);
+	for (unsigned i = 0; i < n && i < SFB_STARTUP_MAX; i++) {
+		r[i] = (struct sfb_range){ sfb_startup.start[i], sfb_startup.end[i] };
+		if (i > 0 && r[i].start < r[i - 1].end)
+			return false; /* sorted, apart */
+	}
+	return same_as_at_start(r, n);
+}
+
+static void test_startup_objects(const char *copy_of)
+{
+	CHECK(table_as_at_start() && n_at_start >= 3,
+	      "start-up objects: the table holds the %d objects listed at start (libc, ld.so, "
+	      "walk_churn_c.so, ...), the main program excepted (%u entries)",
+	      n_at_start, atomic_load(&sfb_startup.n));
+
+	void *c = dlopen("walk_churn_c.so", RTLD_LAZY | RTLD_NOLOAD);
+	entry_fn entry = c ? (entry_fn)dlsym(c, "churn_entry") : NULL;
+	struct wobj obj;
+	if (!entry || obj_of((void *)entry, &obj) || !listed_at_start(obj.lo, obj.hi)) {
+		CHECK(0, "walk_churn_c.so loaded at start-up, with churn_entry");
+		return;
+	}
+	int saved = nwant;
+	nwant = 0;
+	want_fn((void *)walk_cb);
+	want_fn(dlsym(c, "churn_leaf"));
+	want_fn(dlsym(c, "churn_mid2"));
+	want_fn(dlsym(c, "churn_mid"));
+	want_fn((void *)entry);
+	want_fn((void *)run_chain);
+	unsigned long first = 0, second = 0;
+	bool exact = chain_walk(entry, &first) && chain_walk(entry, &second);
+	CHECK(exact && second == 0,
+	      "start-up object: the exact chain through walk_churn_c.so, the second time with "
+	      "no lookup (%lu, then %lu calls)", first, second);
+	unsigned n_kept = atomic_load(&sfb_kept.n);
+	CHECK(sframe_backtrace_keep_loaded(dlsym(c, "churn_leaf")) == 0 &&
+	      atomic_load(&sfb_kept.n) == n_kept,
+	      "keep_loaded() of a start-up object: 0, and it takes no entry of its own");
+	nwant = saved;
+	dlclose(c);
+
+	/* A copy under the same name elsewhere: another object to glibc. */
+	char dir[] = "/tmp/sfb-startup-XXXXXX", path[PATH_MAX];
+	void *copy = NULL;
+	if (mkdtemp(dir)) {
+		snprintf(path, sizeof path, "%s/walk_churn_c.so", dir);
+		if (copy_file(copy_of, path))
+			copy = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		unlink(path);
+		rmdir(dir);
+	}
+	void *copy_fn = copy ? dlsym(copy, "churn_entry") : NULL;
+	CHECK(copy_fn && copy_fn != (void *)entry,
+	      "a copy of walk_churn_c.so from another directory is another object");
+	struct sfb_range r[SFB_STARTUP_MAX];
+	unsigned n = sfb_startup_objects(r, SFB_STARTUP_MAX);
+	CHECK(same_as_at_start(r, n),
+	      "searched again after dlopen()s (walk_churn_b.so, the copy): the same %d objects "
+	      "(%u found)", n_at_start, n);
+	if (copy)
+		dlclose(copy);
+}
+
+/* Run this program again with LD_PRELOAD; the child checks the table. */
+static void test_preloaded(const char *self, const char *preload)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("LD_PRELOAD", preload, 1);
+		execl(self, self, "preloaded", preload, (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0,
+	      "child with LD_PRELOAD=%s: its checks passed (status %d)", preload, status);
+}
+
+static int preloaded_child(const char *preload)
+{
+	void *h = dlopen(preload, RTLD_LAZY | RTLD_NOLOAD);
+	struct wobj o;
+	CHECK(h && !obj_of(dlsym(h, "churn_entry"), &o) && listed_at_start(o.lo, o.hi),
+	      "child: %s is loaded at start-up", preload);
+	CHECK(table_as_at_start(),
+	      "child: the table holds the %d objects listed at start, the preloaded one among "
+	      "them (%u entries)", n_at_start, atomic_load(&sfb_startup.n));
+	CHECK_DONE();
+}
+
+/* ---- Refusals ------------------------------------------------------------ */
 
 static void test_refusals(const char *lib)
 {
@@ -233,11 +385,19 @@ static void test_refusals(const char *lib)
 	      refused_stayed);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	objs_init();
-	char lib[PATH_MAX];
+	int index = 0;
+	dl_iterate_phdr(list_at_start, &index);
+	if (argc == 3 && !strcmp(argv[1], "preloaded"))
+		return preloaded_child(argv[2]);
+	char lib[PATH_MAX], linked[PATH_MAX], preload[PATH_MAX], self[PATH_MAX];
 	build_path("walk_churn_b.so", lib, sizeof lib);
+	build_path("walk_churn_c.so", linked, sizeof linked);
+	build_path("walk_churn_d.so", preload, sizeof preload);
+	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+	self[k > 0 ? k : 0] = 0;
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	entry_fn entry = h ? (entry_fn)dlsym(h, "churn_entry") : NULL;
 	if (!entry || !real_find_object) {
@@ -269,6 +429,8 @@ int main(void)
 	CHECK(atomic_load(&sfb_kept.n) == kept_n, "kept twice: one entry");
 
 	test_libc_kept();
+	test_startup_objects(linked);
+	test_preloaded(self, preload);
 	test_refusals(lib);
 	CHECK_DONE();
 }

@@ -56,13 +56,15 @@
 
 typedef int (*churn_cb)(int);
 
-volatile unsigned long churn_sink = 1; /* .data, not .bss */
+/* Static: several variants are loaded at once (t_keep_loaded links one in),
+ * and exported data would bind to the first variant's. */
+static volatile unsigned long churn_sink = 1; /* .data, not .bss */
 /* Layout padding: read at run time so that neither is dropped. */
-const volatile unsigned char churn_ro_pad[RO_PAD] = { 1 };
+static const volatile unsigned char churn_ro_pad[RO_PAD] = { 1 };
 #ifdef BSS_ALIGNED_PAD
-volatile unsigned char churn_bss_pad[BSS_ALIGNED_PAD] __attribute__((aligned(4096)));
+static volatile unsigned char churn_bss_pad[BSS_ALIGNED_PAD] __attribute__((aligned(4096)));
 #else
-volatile unsigned char churn_bss_pad[BSS_PAD];
+static volatile unsigned char churn_bss_pad[BSS_PAD];
 #endif
 
 #define SPIN(n)                                                    \

@@ -105,22 +105,25 @@ static void keep_if_permanent(const struct sfb_object *o)
 			publish_kept(i, o);
 		return;
 	}
+	static _Atomic uint8_t claimed[SFB_STARTUP_MAX];
 	unsigned j = i - SFB_KEPT_MAX;
-	uint8_t none = SFB_STARTUP_NONE;
+	uint8_t none = 0;
 	if (i < SFB_KEPT_MAX || j >= SFB_STARTUP_MAX ||
-	    !atomic_compare_exchange_strong_explicit(&sfb_startup.state[j], &none,
-						     SFB_STARTUP_WRITING, memory_order_acquire,
+	    !atomic_compare_exchange_strong_explicit(&claimed[j], &none, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		return;
 	sfb_kept_object[i] = *o;
-	atomic_store_explicit(&sfb_startup.state[j], SFB_STARTUP_READY, memory_order_release);
+	atomic_fetch_or_explicit(&sfb_startup.ready[j / 64], (uint64_t)1 << (j % 64),
+				 memory_order_release);
 }
 
 /* The start-up entry of the object mapped at [start, end), or -1. */
 static int startup_entry_of(uintptr_t start, uintptr_t end)
 {
 	int j = sfb_objcache_startup_entry(start);
-	return j >= 0 && sfb_startup.start[j] == start && sfb_startup.end[j] == end ? j : -1;
+	return j >= 0 && sfb_startup.range[j].start == start && sfb_startup.range[j].end == end
+		       ? j
+		       : -1;
 }
 
 /* Find the objects loaded at start-up (startup.h) and publish their
@@ -142,10 +145,7 @@ __attribute__((constructor)) static void find_startup_objects(void)
 			r[k] = r[k - 1];
 			r[k - 1] = t;
 		}
-	for (unsigned i = 0; i < n; i++) {
-		sfb_startup.start[i] = r[i].start;
-		sfb_startup.end[i] = r[i].end;
-	}
+	memcpy(sfb_startup.range, r, n * sizeof r[0]);
 	if (n) {
 		sfb_startup.lo = r[0].start;
 		sfb_startup.hi = r[0].end;

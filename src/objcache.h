@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sframe_decode.h"
+#include "startup.h"
 
 #define SFB_CACHE_SLOTS 1024
 /* Coarse index buckets per cached object (sframe_decode.h): 1 KiB a slot. */
@@ -142,15 +143,16 @@ extern struct sfb_kept_table sfb_kept __attribute__((visibility("hidden")));
  * by the line that holds n.  Entry j's description is written the first
  * time its object is described, like a fixed kept entry's, into
  * sfb_kept_object[SFB_KEPT_MAX + j], and published by a release store of
- * state[j] = SFB_STARTUP_READY. */
+ * bit j of ready, on that same line: a sample in a start-up object reads
+ * the header line and one or two lines of ranges, which a sample's start
+ * fetches ahead (sfb_objcache_fetch_recalled()). */
 #define SFB_STARTUP_MAX 128
-enum { SFB_STARTUP_NONE, SFB_STARTUP_WRITING, SFB_STARTUP_READY };
 
 struct sfb_startup_table {
 	_Atomic unsigned n;
 	uintptr_t lo, hi;
-	uintptr_t start[SFB_STARTUP_MAX], end[SFB_STARTUP_MAX];
-	_Atomic uint8_t state[SFB_STARTUP_MAX];
+	_Atomic uint64_t ready[SFB_STARTUP_MAX / 64];
+	struct sfb_range range[SFB_STARTUP_MAX] __attribute__((aligned(64)));
 };
 extern struct sfb_startup_table sfb_startup __attribute__((visibility("hidden")));
 extern struct sfb_object sfb_kept_object[SFB_KEPT_MAX + SFB_STARTUP_MAX]
@@ -166,12 +168,18 @@ static inline int sfb_objcache_startup_entry(uintptr_t pc)
 	unsigned lo = 0, hi = n < SFB_STARTUP_MAX ? n : SFB_STARTUP_MAX;
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
-		if (sfb_startup.start[mid] <= pc)
+		if (sfb_startup.range[mid].start <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo > 0 && pc < sfb_startup.end[lo - 1] ? (int)lo - 1 : -1;
+	return lo > 0 && pc < sfb_startup.range[lo - 1].end ? (int)lo - 1 : -1;
+}
+
+static inline bool sfb_objcache_startup_ready(unsigned j)
+{
+	return atomic_load_explicit(&sfb_startup.ready[j / 64], memory_order_acquire) >> (j % 64) &
+	       1;
 }
 
 /* The kept description of the object holding pc, or NULL.
@@ -186,8 +194,7 @@ static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
 			return &sfb_kept_object[i];
 	}
 	int j = sfb_objcache_startup_entry(pc);
-	if (j < 0 || atomic_load_explicit(&sfb_startup.state[j], memory_order_acquire) !=
-			     SFB_STARTUP_READY)
+	if (j < 0 || !sfb_objcache_startup_ready((unsigned)j))
 		return NULL;
 	return &sfb_kept_object[SFB_KEPT_MAX + j];
 }
@@ -222,6 +229,8 @@ static inline __attribute__((always_inline)) void sfb_objcache_fetch_recalled(vo
 {
 	/* Every walk's first object is looked for among the kept ones. */
 	__builtin_prefetch(&sfb_kept);
+	__builtin_prefetch(&sfb_startup);
+	__builtin_prefetch(&sfb_startup.range);
 	const struct sfb_object *o = sfb_objcache_recalled;
 	if (!o)
 		return;

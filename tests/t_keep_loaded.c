@@ -222,7 +222,7 @@ static bool table_as_at_start(void)
 	struct sfb_range r[SFB_STARTUP_MAX];
 	unsigned n = atomic_load(&sfb_startup.n);
 	for (unsigned i = 0; i < n && i < SFB_STARTUP_MAX; i++) {
-		r[i] = (struct sfb_range){ sfb_startup.start[i], sfb_startup.end[i] };
+		r[i] = sfb_startup.range[i];
 		if (i > 0 && r[i].start < r[i - 1].end)
 			return false; /* sorted, apart */
 	}

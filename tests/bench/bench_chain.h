@@ -34,6 +34,13 @@
 #define bench_chain_entry fpmain_chain_entry
 #define bench_chain_work fpmain_chain_work
 #define bench_chain_ra fpmain_chain_ra
+#elif defined(BENCH_CHAIN_LINKED)
+/* The chain in a library the driver is linked with (libbench-linked.so,
+ * DT_NEEDED): an object loaded at start-up, which glibc never unloads
+ * either, and which sframebt finds when it is loaded. */
+#define bench_chain_entry linked_chain_entry
+#define bench_chain_work linked_chain_work
+#define bench_chain_ra linked_chain_ra
 #endif
 
 typedef int (*bench_cb)(void *arg);
@@ -68,5 +75,8 @@ int main_chain_entry(int depth, bench_cb cb, void *arg);
 int main_chain_work(void *arg);
 extern void *main_chain_ra[BENCH_MAX_DEPTH + 2];
 int fpmain_chain_work(void *arg);
+int linked_chain_entry(int depth, bench_cb cb, void *arg);
+int linked_chain_work(void *arg);
+extern void *linked_chain_ra[BENCH_MAX_DEPTH + 2];
 
 #endif

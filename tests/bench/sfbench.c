@@ -313,11 +313,11 @@ struct build {
 	int frame_pointer; /* built with -fno-omit-frame-pointer */
 };
 
-/* B_FP..B_V3 are dlopen()ed libraries and take part in every mode; B_MAIN
- * and B_DISTINCT are linked in and take part in the SIGPROF samples only
- * (B_DISTINCT is at most DISTINCT_MAX_DEPTH frames deep: it has no depth
- * 128 for the other modes). */
-enum { B_FP, B_V1, B_V2, B_V3, B_MAIN, B_DISTINCT, B_COUNT };
+/* B_FP..B_V3 are dlopen()ed libraries and take part in every mode; B_MAIN,
+ * B_LINKED and B_DISTINCT are loaded at start-up and take part in the
+ * SIGPROF samples only (B_DISTINCT is at most DISTINCT_MAX_DEPTH frames
+ * deep: it has no depth 128 for the other modes). */
+enum { B_FP, B_V1, B_V2, B_V3, B_MAIN, B_LINKED, B_DISTINCT, B_COUNT };
 #define B_LIBS_END B_MAIN
 static struct build builds[B_COUNT] = {
 	{ .key = "fp", .label = "FP build (-fno-omit-frame-pointer)", .frame_pointer = 1,
@@ -326,6 +326,9 @@ static struct build builds[B_COUNT] = {
 	{ .key = "v2", .label = "SFrame V2 (binutils 2.44)", .want_version = 2 },
 	{ .key = "v3", .label = "SFrame V3 (binutils 2.47)", .want_version = 3 },
 	{ .key = "main", .label = "SFrame V1 (binutils 2.40), chain in the main program",
+	  .want_version = 1 },
+	{ .key = "linked",
+	  .label = "SFrame V1 (binutils 2.40), chain in a library linked at start-up",
 	  .want_version = 1 },
 	{ .key = "distinct",
 	  .label = "main program, 32 distinct functions, frame pointers (SFrame V1)",
@@ -389,6 +392,10 @@ static void load_builds(void)
 			b->entry = main_chain_entry;
 			b->work = main_chain_work;
 			b->ra = main_chain_ra;
+		} else if (i == B_LINKED) {
+			b->entry = linked_chain_entry;
+			b->work = linked_chain_work;
+			b->ra = linked_chain_ra;
 		} else if (i == B_DISTINCT) {
 			b->entry = distinct_chain_entry;
 			b->work = fpmain_chain_work;

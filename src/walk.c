@@ -76,7 +76,8 @@ static inline bool holds(const struct sfb_object *o, uintptr_t pc)
 	return pc - o->map_start < o->map_end - o->map_start;
 }
 
-static inline int find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
+static inline __attribute__((always_inline)) int
+find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
 	if (w->nobj && holds(w->objs[w->last], pc)) {
 		*out = w->objs[w->last];

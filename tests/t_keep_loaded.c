@@ -81,6 +81,20 @@ static void want_fn(const void *fn)
 	want[nwant++] = (struct range){ lo, hi };
 }
 
+NOINL int run_chain(entry_fn entry);
+
+/* The chain through the object of handle h, as walk_cb() sees it. */
+static void want_chain(void *h, entry_fn entry)
+{
+	nwant = 0;
+	want_fn((void *)walk_cb);
+	want_fn(dlsym(h, "churn_leaf"));
+	want_fn(dlsym(h, "churn_mid2"));
+	want_fn(dlsym(h, "churn_mid"));
+	want_fn((void *)entry);
+	want_fn((void *)run_chain);
+}
+
 NOINL int run_chain(entry_fn entry)
 {
 	last.n = -1;
@@ -244,13 +258,9 @@ static void test_startup_objects(const char *copy_of)
 		return;
 	}
 	int saved = nwant;
-	nwant = 0;
-	want_fn((void *)walk_cb);
-	want_fn(dlsym(c, "churn_leaf"));
-	want_fn(dlsym(c, "churn_mid2"));
-	want_fn(dlsym(c, "churn_mid"));
-	want_fn((void *)entry);
-	want_fn((void *)run_chain);
+	struct range saved_want[MAXF];
+	memcpy(saved_want, want, sizeof want);
+	want_chain(c, entry);
 	unsigned long first = 0, second = 0;
 	bool exact = chain_walk(entry, &first) && chain_walk(entry, &second);
 	CHECK(exact && second == 0,
@@ -260,6 +270,7 @@ static void test_startup_objects(const char *copy_of)
 	CHECK(sframe_backtrace_keep_loaded(dlsym(c, "churn_leaf")) == 0 &&
 	      atomic_load(&sfb_kept.n) == n_kept,
 	      "keep_loaded() of a start-up object: 0, and it takes no entry of its own");
+	memcpy(want, saved_want, sizeof want);
 	nwant = saved;
 	dlclose(c);
 
@@ -404,12 +415,7 @@ int main(int argc, char **argv)
 		printf("not ok - dlopen %s: %s\n", lib, h ? "no churn_entry" : dlerror());
 		return 1;
 	}
-	want_fn((void *)walk_cb);
-	want_fn(dlsym(h, "churn_leaf"));
-	want_fn(dlsym(h, "churn_mid2"));
-	want_fn(dlsym(h, "churn_mid"));
-	want_fn((void *)entry);
-	want_fn((void *)run_chain);
+	want_chain(h, entry);
 
 	unsigned long n;
 	bool exact = chain_walk(entry, &n) && chain_walk(entry, &n);

@@ -12,6 +12,12 @@ _Atomic uint32_t sfb_memo_pages_written;
 _Static_assert(sizeof(struct sfb_memo_entry) == 32, "two entries per cache line");
 _Static_assert(sizeof sfb_memo <= 32 * 4096, "a bit of sfb_memo_pages_written per page");
 
+/* The lowest slot a row reads (slots are negative; fp_slot 0: none). */
+static int lowest_slot_of(int ra_slot, int fp_slot)
+{
+	return fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot;
+}
+
 /* A slot offset as a word count in [-128, -1], or 0 if it is not one. */
 static int8_t slot_of(int32_t off)
 {
@@ -44,7 +50,7 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	if (ra_slot != SFB_RA_SLOT)
 		return false;
 #endif
-	int lowest_slot = sfb_memo_lowest_slot(ra_slot, fp_slot);
+	int lowest_slot = lowest_slot_of(ra_slot, fp_slot);
 	/* With SP as base, the walker checks only the top of the stack:
 	 * an aligned SP plus an aligned offset that reaches above the lowest
 	 * slot gives an aligned CFA whose slots all lie above SP. */

@@ -215,12 +215,6 @@ sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
 	sfb_memo_recalled.n = (uint16_t)n;
 }
 
-/* The lowest slot a row reads (slots are negative; fp_slot 0: none). */
-static inline int sfb_memo_lowest_slot(int ra_slot, int fp_slot)
-{
-	return fp_slot && fp_slot < ra_slot ? fp_slot : ra_slot;
-}
-
 /* Compile row into *out if it has the common shape. */
 bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		     struct sfb_memo_row *out);

@@ -1480,18 +1480,32 @@ static uintptr_t ckey[NKEYS + 1];
 static struct sfb_memo_row crow[NKEYS];
 static struct sfb_memo_entry *cpair;
 static _Atomic int cstop;
-/* The workers also stop by themselves at this time: under valgrind's
- * default scheduler, threads that never block can starve the main thread
- * out of its nanosleep, so the main thread's stop flag alone could come
- * hours late. */
+/* The workers stop by themselves at this time, not by a flag from the
+ * main thread: under valgrind's default scheduler, threads that never
+ * block can starve the main thread out of a nanosleep for hours. */
 static struct timespec cdeadline;
+/* Readers that have had both kinds of hit.  The deadline stops the
+ * workers only once all have: under valgrind (one thread at a time, long
+ * slices) the writers once used the whole time while the readers were
+ * not yet scheduled, and the test failed with 0 lookups.  A broken
+ * reader that never hits is stopped CSTOP_GRACE seconds later and fails
+ * the checks instead of hanging the suite. */
+static _Atomic int creaders_ready;
+#define CSTOP_GRACE 60
 
-static bool past_deadline(void)
+static bool past(time_t extra_sec)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > cdeadline.tv_sec ||
-	       (now.tv_sec == cdeadline.tv_sec && now.tv_nsec >= cdeadline.tv_nsec);
+	time_t sec = cdeadline.tv_sec + extra_sec;
+	return now.tv_sec > sec || (now.tv_sec == sec && now.tv_nsec >= cdeadline.tv_nsec);
+}
+
+static bool past_deadline(void)
+{
+	if (!past(0))
+		return false;
+	return atomic_load(&creaders_ready) == NREADERS || past(CSTOP_GRACE);
 }
 
 
@@ -1516,6 +1530,7 @@ struct cstat {
 	unsigned long ops, ok_get, ok_try, miss, mixed, bad_entry, other_epoch, absent;
 	struct sfb_memo_row bad_row;
 	int bad_key;
+	bool ready; /* counted in creaders_ready */
 };
 static struct cstat wst[NWRITERS], rst[NREADERS];
 
@@ -1609,6 +1624,10 @@ static void *reader(void *arg)
 			if (sfb_memo_get(ckey[NKEYS], EPOCH, &row))
 				s->absent++;
 		}
+		if (!s->ready && s->ok_get > 0 && s->ok_try > 0) {
+			s->ready = true;
+			atomic_fetch_add(&creaders_ready, 1);
+		}
 	}
 	return NULL;
 }
@@ -1668,6 +1687,7 @@ NOINL int phase_seqlock(double seconds)
 
 	uint32_t seq0 = atomic_load(&cpair[0].seq) + atomic_load(&cpair[1].seq);
 	atomic_store(&cstop, 0);
+	atomic_store(&creaders_ready, 0);
 	clock_gettime(CLOCK_MONOTONIC, &cdeadline);
 	cdeadline.tv_sec += (time_t)seconds;
 	cdeadline.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
@@ -1689,10 +1709,7 @@ NOINL int phase_seqlock(double seconds)
 			return 0;
 		}
 	}
-	struct timespec ts = { (time_t)seconds,
-			       (long)((seconds - (double)(time_t)seconds) * 1e9) };
-	nanosleep(&ts, NULL);
-	atomic_store(&cstop, 1);
+	/* The workers stop themselves (past_deadline()). */
 	for (int i = 0; i < NWRITERS; i++)
 		pthread_join(wst[i].th, NULL);
 	for (int i = 0; i < NREADERS; i++)

@@ -497,12 +497,6 @@ static const char *const fixture_fns[] = {
 	"fx_lib_cfa_r10",
 };
 
-static bool under_valgrind(void)
-{
-	const char *v = getenv("SFB_VALGRIND"), *p = getenv("LD_PRELOAD");
-	return (v && *v && strcmp(v, "0") != 0) || (p && strstr(p, "vgpreload"));
-}
-
 static double now(void)
 {
 	struct timespec ts;

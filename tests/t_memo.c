@@ -135,12 +135,6 @@ static double now_s(void)
 
 static bool vg; /* under valgrind */
 
-static bool under_valgrind(void)
-{
-	const char *v = getenv("SFB_VALGRIND"), *p = getenv("LD_PRELOAD");
-	return (v && *v && strcmp(v, "0") != 0) || (p && strstr(p, "vgpreload"));
-}
-
 static const char *sym_of(uintptr_t pc)
 {
 	Dl_info di;

@@ -24,12 +24,14 @@
  *                        without and with coarse indexes of several sizes
  *   syscalls M B D N     warm up, then N backtraces (for strace -c)
  *   spin M B D SECONDS   backtraces in a loop (for perf record)
- * M: fp | sframebt | unw | glibc;  B: fp | v1 | v2 | v3 | main | distinct.
+ * M: fp | sframebt | unw | glibc;
+ * B: fp | v1 | v2 | v3 | main | linked | distinct.
  *
  * The chain libraries libbench-{fp,v1,v2,v3}.so and objs/libbobjNNN.so are
  * looked for next to this executable; the "main" build is the same chain
- * linked into it (SIGPROF samples only: it shows what a sample costs where
- * no per-walk dlclose() confirmation is needed), and the "distinct" build
+ * linked into it, and "linked" the chain in libbench-linked.so, which it
+ * is linked with (both show what a backtrace costs where no per-walk
+ * dlclose() confirmation is needed), and the "distinct" build
  * a chain of distinct functions linked into it with frame pointers
  * (bench_distinct.h; SIGPROF samples only: a real stack's return address
  * per frame, where the recursive chain has one for all).  Built with frame
@@ -359,7 +361,7 @@ static int b_parse(const char *s)
 	for (int i = 0; i < B_COUNT; i++)
 		if (!strcmp(s, builds[i].key))
 			return i;
-	die("unknown build (fp|v1|v2|v3|main|distinct)");
+	die("unknown build (fp|v1|v2|v3|main|linked|distinct)");
 	return -1;
 }
 

@@ -65,10 +65,7 @@ NOINL int walk_cb(int x)
 }
 
 /* The chain's functions, innermost first, as ranges. */
-struct range {
-	uintptr_t lo, hi;
-};
-static struct range want[MAXF];
+static struct wobj want[MAXF];
 static int nwant;
 
 static void want_fn(const void *fn)
@@ -78,7 +75,7 @@ static void want_fn(const void *fn)
 		printf("not ok - ground truth: no symbol size for %p\n", fn);
 		exit(1);
 	}
-	want[nwant++] = (struct range){ lo, hi };
+	want[nwant++] = (struct wobj){ lo, hi };
 }
 
 NOINL int run_chain(entry_fn entry);
@@ -110,11 +107,9 @@ static bool chain_walk(entry_fn entry, unsigned long *nlookups)
 	*nlookups = last.lookups;
 	if (last.n != nwant || last.st.stop != SFRAME_BT_STOP_BUFFER_FULL)
 		return false;
-	for (int i = 0; i < nwant; i++) {
-		uintptr_t pc = last.f[i].pc - 1;
-		if (last.f[i].exact || pc < want[i].lo || pc >= want[i].hi)
+	for (int i = 0; i < nwant; i++)
+		if (last.f[i].exact || !in_obj(&want[i], lookup_pc(&last.f[i])))
 			return false;
-	}
 	return true;
 }
 

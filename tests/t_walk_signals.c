@@ -44,7 +44,7 @@
 
 #define NF 32
 
-static int quick, valgrind_run;
+static int quick;
 int main(void);
 
 /* ---- Chains ---------------------------------------------------------------- */
@@ -296,7 +296,9 @@ NOINL void test_a(void)
 		printf("# (a) thread %d: %d samples: %d exact, %d truncated, %d wrong, "
 		       "%d frame 0 elsewhere\n",
 		       i, ns, cnt[V_EXACT], cnt[V_TRUNC], cnt[V_WRONG], cnt[V_OTHER]);
-		int want = valgrind_run ? 1 : target / 2;
+		/* Under valgrind threads run one at a time, and CPU-time
+		 * timers fire far less evenly: fewer samples, same checks. */
+		int want = under_valgrind() ? 1 : target / 2;
 		CHECK(in_chain >= want, "(a) thread %d: %d samples in its chain (want >= %d)",
 		      i, in_chain, want);
 		CHECK(cnt[V_WRONG] == 0 && rip_bad == 0 && foreign == 0,
@@ -711,9 +713,6 @@ NOINL void test_d(void)
 int main(void)
 {
 	quick = env_long("SFB_WALK_QUICK", 0) != 0;
-	/* Under valgrind threads run one at a time, and CPU-time timers fire
-	 * far less evenly: fewer samples, same correctness checks. */
-	valgrind_run = under_valgrind();
 	if (ON_VALGRIND() || env_long("SFB_WALK_FPE", 0)) {
 		fault_sig = SIGFPE;
 		printf("# faults by division by zero (SIGFPE) instead of NULL stores\n");

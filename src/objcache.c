@@ -36,7 +36,7 @@ static struct sfb_slot table[SFB_CACHE_SLOTS];
  * copies it), and hashed slots put each object on a page of its own.  A
  * first call with 100 objects took about 116 faults for the table alone,
  * some 250 us of its 750-1000 on this VM; dense slots share a page
- * between 17 objects.  There is one slot per position and each position
+ * between 15 objects.  There is one slot per position and each position
  * is bound at most once, so binding never runs out of slots. */
 _Atomic uint16_t sfb_objcache_slot_of[SFB_CACHE_SLOTS];
 #define SLOT_BINDING 0xffffu
@@ -222,6 +222,22 @@ static bool head_matches(const struct sfb_object *o)
 		(now[3] ^ then[3])) == 0;
 }
 
+/* Is the build-id still the one taken at discovery?  Inline for the
+ * usual 20 bytes, like head_matches(). */
+static bool build_id_matches(const struct sfb_object *o)
+{
+	const uint8_t *now = (const uint8_t *)(o->map_start + o->build_id_off);
+	if (o->build_id_len != SFB_BUILD_ID_MAX)
+		return !memcmp(now, o->build_id, o->build_id_len);
+	uint64_t a[2], b[2];
+	uint32_t c, d;
+	memcpy(a, now, sizeof a);
+	memcpy(b, o->build_id, sizeof b);
+	memcpy(&c, now + 16, sizeof c);
+	memcpy(&d, o->build_id + 16, sizeof d);
+	return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (c ^ d)) == 0;
+}
+
 /* Is the object loaded now at o's place the one o describes, as far as
  * o is used: the same executable segment (code is read there) and the same
  * .sframe (rows are read there)?  Each is one program header, compared by
@@ -242,7 +258,7 @@ static bool fingerprint_matches(const struct sfb_object *o)
 	const ElfW(Ehdr) *eh = (const void *)o->map_start;
 	const ElfW(Phdr) *ph = (const void *)(o->map_start + o->phoff);
 	if (eh->e_phoff != o->phoff || eh->e_phnum != o->phnum ||
-	    eh->e_phentsize != sizeof *ph)
+	    eh->e_phentsize != sizeof *ph || (o->build_id_off && !build_id_matches(o)))
 		return false;
 	if (o->exec_ph != SFB_NO_PH) {
 		const ElfW(Phdr) *e = &ph[o->exec_ph];
@@ -287,6 +303,12 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
 		return;
 	o->phnum = (uint16_t)n;
 	o->phoff = (uint16_t)((uintptr_t)ph - o->map_start);
+	uint32_t id_len;
+	if (sfb_loaded_build_id(o->map_start, o->bias, ph, n, &o->build_id_off, &id_len)) {
+		o->build_id_len = (uint8_t)(id_len < SFB_BUILD_ID_MAX ? id_len : SFB_BUILD_ID_MAX);
+		memcpy(o->build_id, (const void *)(o->map_start + o->build_id_off),
+		       o->build_id_len);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
 			o->exec_lo = o->bias + ph[i].p_vaddr;

@@ -32,8 +32,12 @@
  *   walks search first: no confirmation.
  * - A new object loaded where an unloaded one was can get the same mapping
  *   and link_map from glibc; every hit therefore re-reads the object's
- *   program headers and the head of its .sframe and compares them with the
- *   slot's fingerprint, describing the object anew on a mismatch.  The
+ *   program headers, its GNU build-id and the head of its .sframe and
+ *   compares them with the slot's fingerprint, describing the object anew
+ *   on a mismatch.  An object rebuilt without a build-id (ld --build-id=none)
+ *   whose layout and section head did not change still passes for the old
+ *   one: its rows are read from the new section, but rows memoised from
+ *   the old one stay in use.  The
  *   first page (ELF and program headers) of an object found readable at
  *   discovery is trusted to stay readable while an object is loaded there:
  *   ld.so maps it so, and only a program that mprotect()s it otherwise
@@ -57,6 +61,9 @@
 /* Coarse index buckets per cached object (sframe_decode.h): 1 KiB a slot. */
 #define SFB_COARSE_BUCKETS 256
 #define SFB_NO_PH 0xffffu
+/* Build-ids are 20 bytes (SHA-1) unless chosen otherwise; longer ones
+ * are compared by their first 20. */
+#define SFB_BUILD_ID_MAX 20
 
 enum sfb_source {
 	SFB_SRC_NONE = 0,
@@ -80,13 +87,19 @@ struct sfb_object {
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
 	 * also compares the program headers it relied on (their number, the
-	 * executable PT_LOAD and PT_GNU_SFRAME, by index) and how the
-	 * section begins. */
+	 * executable PT_LOAD and PT_GNU_SFRAME, by index), how the section
+	 * begins and the GNU build-id.  Without the build-id, a rebuilt
+	 * object whose layout and section head did not change (one
+	 * function's frame grew) passed for the old one, and the memo kept
+	 * applying the old rows (t_churn, phase 0, p/q). */
 	uint16_t phnum, exec_ph, sframe_ph; /* SFB_NO_PH: none */
 	uint16_t phoff;          /* e_phoff: in the first page */
 	uintptr_t sframe_at;
 	uint64_t sframe_len;
 	uint8_t sframe_head[32];
+	uint16_t build_id_off;   /* in the first page; 0: no build-id there */
+	uint8_t build_id_len;    /* bytes compared: at most SFB_BUILD_ID_MAX */
+	uint8_t build_id[SFB_BUILD_ID_MAX];
 	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
 	/* The cache slot's own description, of which this is a copy; NULL
 	 * if the description was not cached.  Only ever prefetched. */
@@ -218,7 +231,7 @@ static inline unsigned sfb_objcache_position(uintptr_t map_start)
 
 /* The object a thread's last sample confirmed first (a copy's home),
  * fetched ahead in its next: confirming an object reads its slot, its
- * ELF and program headers and the head of its section, each a cache miss
+ * ELF and program headers, its build-id and the head of its section, each a cache miss
  * on a sample, one after another.  Like the memo's recall (rowmemo.h), a
  * hint only: the walk confirms the object as always, and a slot rewritten
  * meanwhile costs useless prefetches.  Initial-exec TLS: no allocation. */
@@ -247,6 +260,8 @@ static inline __attribute__((always_inline)) void sfb_objcache_fetch_recalled(vo
 	__builtin_prefetch((const void *)(ph + sizeof(Elf64_Phdr) *
 					    __atomic_load_n(&o->sframe_ph, __ATOMIC_RELAXED)));
 	__builtin_prefetch((const void *)__atomic_load_n(&o->sframe_at, __ATOMIC_RELAXED));
+	__builtin_prefetch((const void *)(start + __atomic_load_n(&o->build_id_off,
+								 __ATOMIC_RELAXED)));
 }
 
 /* Discover every loaded object now (dl_iterate_phdr: normal context only).

@@ -1,14 +1,15 @@
 /* dlopen/dlclose churn under heavy sampling.
  *
  * Phase 0 (deterministic): load, walk inside, unload the layout pair
- * walk_churn_x.so / walk_churn_y.so alternately.  The loader tends to put
- * the next object at the address, with the span and even the link_map of
- * the one just unloaded; a walker that trusted a cached description of the
- * old object would apply its rows to the new one.  Every walk must be the
+ * walk_churn_x.so / walk_churn_y.so alternately, then the rebuilt pair
+ * walk_churn_p.so / walk_churn_q.so.  The loader tends to put the next
+ * object at the address, with the span and even the link_map of the one
+ * just unloaded; a walker that trusted a cached description of the old
+ * object would apply its rows to the new one.  Every walk must be the
  * exact chain; the output says whether such a reuse actually happened.
  *
  * Phase 1 (SFB_CHURN_SECONDS, default 30): two loader threads dlopen and
- * dlclose six different objects (walk_churn_{a,b,c,d,x,y}.so), calling
+ * dlclose eight different objects (walk_churn_{a,b,c,d,x,y,p,q}.so), calling
  * into each a chain that spins (and sometimes calls back into a function
  * of the program that takes a NULL-context walk), while two more threads
  * spin in known chains of the program.  All four are sampled by
@@ -31,8 +32,8 @@
 #include "walk_common.h"
 
 #define NF 40
-#define NVAR 6
-static const char var_letters[NVAR + 1] = "abcdxy";
+#define NVAR 8
+static const char var_letters[NVAR + 1] = "abcdxypq";
 static char lib_path[NVAR][PATH_MAX];
 
 typedef int (*churn_cb)(int);
@@ -299,17 +300,41 @@ static void print_wrongs(int max);
 
 /* ---- Phase 0: reuse of an unloaded object's address -------------------------- */
 
+/* What the cache's fingerprint compares besides the build-id, read the
+ * same way: the program headers and the first 32 bytes of the section. */
+struct layout {
+	unsigned char phdrs[1024], head[32];
+	size_t phdrs_len;
+};
+
+static void object_layout(uintptr_t start, struct layout *l)
+{
+	const ElfW(Ehdr) *eh = (const void *)start;
+	const ElfW(Phdr) *ph = (const void *)(start + eh->e_phoff);
+	memset(l, 0, sizeof *l);
+	l->phdrs_len = eh->e_phnum * sizeof *ph;
+	if (l->phdrs_len > sizeof l->phdrs)
+		l->phdrs_len = sizeof l->phdrs;
+	memcpy(l->phdrs, ph, l->phdrs_len);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == 0x6474e554 /* PT_GNU_SFRAME */ && ph[i].p_memsz >= 32)
+			memcpy(l->head, (const void *)(start + ph[i].p_vaddr), 32);
+}
+
 NOINL void phase0(void)
 {
 	static struct wthr t; /* the main thread acts as a loader, unsampled */
 	t.idx = -1;
 	t.kind = K_LOAD;
 	self = &t;
-	int vx = 4, vy = 5; /* x, y */
+	/* x/y: the same span, different sections; p/q: a rebuilt object
+	 * (the same layout and section head, one row changed). */
+	static const int pair[2][2] = { { 4, 5 }, { 6, 7 } };
 	struct dl_find_object prev;
-	int have_prev = 0, same_span = 0, same_all = 0, rounds = 20;
-	for (int i = 0; i < 2 * rounds; i++) {
-		int v = (i & 1) ? vy : vx;
+	int have_prev = 0, same_span = 0, same_all = 0, rounds = 20, pq_same = 0;
+	static struct layout p_layout;
+	for (int i = 0; i < 4 * rounds; i++) {
+		int v = pair[i / (2 * rounds)][i & 1];
 		entry_fn entry;
 		int tail[] = { id_loader_call, id_phase0, id_main };
 		void *h = load_variant(&t, v, &entry, tail, 3);
@@ -325,6 +350,14 @@ NOINL void phase0(void)
 		}
 		prev = r;
 		have_prev = 1;
+		/* p, then q: does only the build-id tell them apart? */
+		struct layout l;
+		object_layout((uintptr_t)r.dlfo_map_start, &l);
+		if (v == pair[1][0])
+			p_layout = l;
+		else if (v == pair[1][1])
+			pq_same += p_layout.phdrs_len == l.phdrs_len &&
+				   !memcmp(&p_layout, &l, sizeof l);
 		int saved_reps = reps;
 		reps = 2;
 		loader_call(entry, i, churn_walk_cb);
@@ -334,13 +367,15 @@ NOINL void phase0(void)
 	self = NULL;
 	printf("# phase 0: %d of %d reloads reused the previous object's span, %d also its "
 	       "link_map\n",
-	       same_span, 2 * rounds - 1, same_all);
-	CHECK(t.cb_walks == (unsigned long)(2 * rounds * 2) && t.cb_bad == 0,
-	      "phase 0: %lu walks inside alternately loaded x/y objects, %lu not exact",
+	       same_span, 4 * rounds - 1, same_all);
+	CHECK(t.cb_walks == (unsigned long)(4 * rounds * 2) && t.cb_bad == 0,
+	      "phase 0: %lu walks inside alternately loaded x/y, then p/q objects, %lu not exact",
 	      t.cb_walks, t.cb_bad);
 	if (same_all == 0)
 		printf("# phase 0: no address/link_map reuse happened: stale-cache case not "
 		       "exercised\n");
+	printf("# phase 0: %d of %d q loads had p's program headers and section head%s\n",
+	       pq_same, rounds, pq_same ? "" : ": rebuilt-object case not exercised");
 	print_wrongs(2);
 }
 

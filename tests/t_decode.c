@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "elf_phdrs.h"
 #include "sframe_builder.h"
 #include "sframe_decode.h"
 #include "sframe_format.h"
@@ -2047,6 +2048,97 @@ static void test_api(void)
 	}
 }
 
+/* ---- The build-id note of a loaded object (elf_phdrs.h) -------------------- */
+
+/* A fake first page: an ELF header, one PT_NOTE header at note_at, and
+ * the notes, laid out by the caller.  The page is a malloc()ed 4096
+ * bytes, so that a read past it is an ASan/valgrind error. */
+struct fake_page {
+	unsigned char *p;
+	Elf64_Phdr *note;
+};
+
+static struct fake_page fake_page_new(uint64_t note_at, uint64_t note_len, uint64_t align)
+{
+	struct fake_page f = { calloc(1, SFB_FIRST_PAGE), NULL };
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)f.p;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_phoff = sizeof *eh;
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = 2;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(f.p + eh->e_phoff);
+	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R, .p_memsz = SFB_FIRST_PAGE };
+	ph[1] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_vaddr = note_at, .p_memsz = note_len,
+			      .p_align = align };
+	f.note = &ph[1];
+	return f;
+}
+
+/* A note at off: its header, name (padded to align) and desc bytes. */
+static uint64_t put_note(unsigned char *p, uint64_t off, uint32_t namesz, const char *name,
+			 uint32_t descsz, uint32_t type, uint64_t align)
+{
+	memcpy(p + off, &namesz, 4);
+	memcpy(p + off + 4, &descsz, 4);
+	memcpy(p + off + 8, &type, 4);
+	memcpy(p + off + 12, name, strlen(name) + 1);
+	uint64_t desc = off + 12 + ((namesz + align - 1) & ~(align - 1));
+	for (uint32_t i = 0; i < descsz && desc + i < SFB_FIRST_PAGE; i++)
+		p[desc + i] = (unsigned char)(0xa0 + i);
+	return desc;
+}
+
+static void test_build_id(void)
+{
+	uint16_t off = 0;
+	uint32_t len = 0;
+	unsigned n = 0;
+	/* Found after a GNU property note (8-byte aligned, as linkers emit
+	 * both); the bias places the page where it is mapped. */
+	struct fake_page f = fake_page_new(0x300, 0x60, 8);
+	uint64_t id = put_note(f.p, 0x300, 4, "GNU", 16, NT_GNU_PROPERTY_TYPE_0, 8);
+	uint64_t id_note = id + 16;
+	id = put_note(f.p, id_note, 4, "GNU", 20, NT_GNU_BUILD_ID, 8);
+	const Elf64_Phdr *ph = sfb_loaded_phdrs((uintptr_t)f.p, (uintptr_t)f.p + 8192, &n);
+	CHECK(ph && n == 2, "build-id: the fake page has 2 program headers (%u)", ph ? n : 0);
+	bool found = ph && sfb_loaded_build_id((uintptr_t)f.p, (uintptr_t)f.p, ph, n, &off, &len);
+	CHECK(found && off == id && len == 20 && f.p[off] == 0xa0,
+	      "build-id: found after a property note at %#x, 20 bytes (got %d, %#x, %u)",
+	      (unsigned)id, found, found ? off : 0, found ? len : 0);
+	/* A note in another vendor's name is not the build-id. */
+	memcpy(f.p + id_note + 12, "GNV", 4);
+	CHECK(ph && !sfb_loaded_build_id((uintptr_t)f.p, (uintptr_t)f.p, ph, n, &off, &len),
+	      "build-id: a note named GNV is not one");
+	free(f.p);
+
+	/* Malformed notes and segments: each is refused, and no read leaves
+	 * the page (the sizes below point far past it). */
+	static const struct {
+		const char *what;
+		uint64_t note_at, note_len;
+		uint32_t namesz, descsz;
+	} bad[] = {
+		{ "desc past the segment", 0x300, 0x30, 4, 0x40 },
+		{ "desc size near 2^32", 0x300, 0x30, 4, 0xfffffff0u },
+		{ "name size near 2^32", 0x300, 0x30, 0xfffffff0u, 20 },
+		{ "segment past the page", 0xff0, 0x40, 4, 20 },
+		{ "segment below the page", (uint64_t)-0x100, 0x200, 4, 20 },
+		{ "segment too short for a header", 0x300, 8, 4, 20 },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		f = fake_page_new(bad[i].note_at, bad[i].note_len, 4);
+		if (bad[i].note_at + 12 <= SFB_FIRST_PAGE - 8)
+			put_note(f.p, bad[i].note_at, bad[i].namesz, "GNU", bad[i].descsz,
+				 NT_GNU_BUILD_ID, 4);
+		ph = sfb_loaded_phdrs((uintptr_t)f.p, (uintptr_t)f.p + 8192, &n);
+		CHECK(ph && n == 2 &&
+			      !sfb_loaded_build_id((uintptr_t)f.p, (uintptr_t)f.p, ph, n, &off, &len),
+		      "build-id: refused: %s", bad[i].what);
+		free(f.p);
+	}
+}
+
 int main(void)
 {
 	const char *w = getenv("SFB_DECODE_WORK");
@@ -2069,6 +2161,7 @@ int main(void)
 	test_reject_fde();
 	test_reject_fre();
 	test_robust_handmade();
+	test_build_id();
 	test_fixtures();
 	test_corpus();
 	CHECK_DONE();

@@ -1,5 +1,5 @@
 /* Helper objects for t_churn and t_first_call: one source, built as
- * build/tests/walk_churn_{a,b,c,d,x,y}.so with -DCHURN_VARIANT_<v>
+ * build/tests/walk_churn_{a,b,c,d,x,y,p,q}.so with -DCHURN_VARIANT_<v>
  * (tests/walk.mk.inc), -Wa,--gsframe and without frame pointers.
  *
  * Every variant exports the same chain:
@@ -11,7 +11,10 @@
  * so the last segment ends at the same offset whatever the code size) but
  * different code, so different .sframe sections at different offsets;
  * t_churn reports whether the loader really put them at the same address
- * with the same span. */
+ * with the same span.  Variants p and q are one object rebuilt: the same
+ * code but for one frame size (an 8-bit immediate either way), so the same
+ * layout and the same .sframe but for one FRE's CFA offset; only their
+ * build-ids tell them apart. */
 #include <stdint.h>
 
 #if defined(__clang__)
@@ -48,6 +51,16 @@
 #elif defined(CHURN_VARIANT_y)
 #define DEPTH 2
 #define LEAF_FRAME 72
+#define RO_PAD 64
+#define BSS_ALIGNED_PAD 8192
+#elif defined(CHURN_VARIANT_p)
+#define DEPTH 3
+#define LEAF_FRAME 32
+#define RO_PAD 64
+#define BSS_ALIGNED_PAD 8192
+#elif defined(CHURN_VARIANT_q)
+#define DEPTH 3
+#define LEAF_FRAME 64
 #define RO_PAD 64
 #define BSS_ALIGNED_PAD 8192
 #else

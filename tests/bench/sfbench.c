@@ -1872,13 +1872,13 @@ static int mode_firstcall(void)
 	size_t slot = sizeof(struct mirror_slot);
 	printf("Memory: the object cache is one static table of %d slots x %zu bytes = %zu "
 	       "bytes (%.0f KiB, in .bss: untouched pages cost nothing; slots are handed out "
-	       "densely, so the first 17 objects share a page) and %d two-byte hash "
+	       "densely, so the first %zu objects share a page) and %d two-byte hash "
 	       "positions; each object seen "
 	       "uses one slot (%zu bytes: struct sfb_object is %zu bytes) and no heap, the "
 	       "SFrame data is read in place from the object's mapping. After the first call "
 	       "with 100 objects: %u slots used, %u objects described.\n\n",
 	       SFB_CACHE_SLOTS, slot, slot * SFB_CACHE_SLOTS,
-	       (double)(slot * SFB_CACHE_SLOTS) / 1024.0, SFB_CACHE_SLOTS, slot,
+	       (double)(slot * SFB_CACHE_SLOTS) / 1024.0, (size_t)4096 / slot, SFB_CACHE_SLOTS, slot,
 	       sizeof(struct sfb_object),
 	       slots100, disc100);
 	target(sfb100 <= 1000.0 && fc_ok,

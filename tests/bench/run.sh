@@ -203,11 +203,13 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 					}
 				}' "$D/cg/summary.txt"
 			echo
-			echo "FDE lookups in libbench-big.so (the PCs of \`sfbench lookup\`), instructions per lookup:"
+			echo "FDE lookups (the PCs of \`sfbench lookup\`), instructions per lookup:"
 			echo
-			echo "| coarse index buckets | Ir/lookup |"
-			echo "|---|---:|"
-			awk '$1 == "lookup" { b = $2; sub(/^b/, "", b); printf "| %s | %.0f |\n", b == "0" ? "none" : b, $5 / $4 }' \
+			echo "| object | coarse index buckets | Ir/lookup |"
+			echo "|---|---|---:|"
+			awk '$1 == "lookup" { b = $2; sub(/^b/, "", b)
+				if (b == "real") printf "| libbench-real.so (real code) | 256 | %.0f |\n", $5 / $4
+				else printf "| libbench-big.so | %s | %.0f |\n", b == "0" ? "none" : b, $5 / $4 }' \
 				"$D/cg/summary.txt"
 			echo
 		} >"$cg"

@@ -61,7 +61,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1582,11 +1585,73 @@ static void lookup_setup(void)
 	}
 }
 
+/* Real code for the FRE scan: libbench-real.so is sframebt's own sources
+ * built without frame pointers, as distributions build libraries, so a
+ * function has a FRE at every push and pop; libbench-big.so's generated
+ * functions have one or two.  Its .sframe is read from the file (the
+ * object is never loaded), with the cache's 256-bucket index. */
+static struct {
+	struct sfb_section s;
+	uint32_t index[SFB_COARSE_BUCKETS];
+	uint64_t pcs[LOOKUP_PCS];
+	const uint8_t *sec;
+	size_t len;
+	double fres_per_fde;
+} R;
+
+static void real_setup(void)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/libbench-real.so", exe_dir);
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Elf64_Ehdr))
+		die("libbench-real.so missing: run `make bench`");
+	const uint8_t *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		die("libbench-real.so: mmap");
+	/* Our own build's file: its headers are trusted. */
+	const Elf64_Ehdr *eh = (const void *)m;
+	const Elf64_Phdr *ph = (const void *)(m + eh->e_phoff);
+	uint64_t vaddr = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_GNU_SFRAME) {
+			R.sec = m + ph[i].p_offset;
+			R.len = ph[i].p_filesz;
+			vaddr = ph[i].p_vaddr;
+		}
+	/* FDE starts come out as the file's addresses. */
+	if (!R.sec || sfb_section_load(&R.s, R.sec, R.len, vaddr, NULL, 0) != SFB_OK)
+		die("libbench-real.so: no valid .sframe");
+	sfb_coarse_build(&R.s, R.index, SFB_COARSE_BUCKETS);
+	uint64_t fres = 0;
+	for (uint32_t i = 0; i < R.s.num_fdes; i++) {
+		struct sfb_fde f;
+		sfb_fde_get(&R.s, i, &f);
+		fres += f.num_fres;
+	}
+	R.fres_per_fde = (double)fres / R.s.num_fdes;
+	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
+		struct sfb_fde f;
+		struct sfb_row r;
+		sfb_fde_get(&R.s, rng(R.s.num_fdes), &f);
+		R.pcs[k] = f.start + rng(f.size ? f.size : 1);
+		if (sfb_lookup(&R.s, R.pcs[k], &r) != SFB_OK)
+			die("lookup failed in libbench-real.so");
+	}
+}
+
+/* Variant i < N_LB: libbench-big.so with lookup_buckets[i]; N_LB: real code. */
+#define N_LV (N_LB + 1)
+
 static void lookup_batch(unsigned i)
 {
 	struct sfb_row r;
+	const struct sfb_section *s = i < N_LB ? &L.s[i] : &R.s;
+	const uint64_t *pcs = i < N_LB ? L.pcs : R.pcs;
 	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
-		sfb_lookup(&L.s[i], L.pcs[k], &r);
+		sfb_lookup(s, pcs[k], &r);
 		L.sink += r.cfa.off;
 	}
 }
@@ -1599,6 +1664,10 @@ static void lookup_flush(void)
 	for (unsigned i = 0; i < N_LB; i++)
 		for (unsigned b = 0; b < lookup_buckets[i]; b += 16)
 			_mm_clflush(&L.index[i][b]);
+	for (uintptr_t a = (uintptr_t)R.sec & ~(uintptr_t)63; a < (uintptr_t)R.sec + R.len; a += 64)
+		_mm_clflush((const void *)a);
+	for (unsigned b = 0; b < SFB_COARSE_BUCKETS; b += 16)
+		_mm_clflush(&R.index[b]);
 	_mm_mfence();
 }
 
@@ -1606,11 +1675,12 @@ static int mode_lookup(void)
 {
 	calibrate_tsc();
 	lookup_setup();
-	static double warm[N_LB][ROUNDS], cold[N_LB][LOOKUP_COLD];
+	real_setup();
+	static double warm[N_LV][ROUNDS], cold[N_LV][LOOKUP_COLD];
 	for (int round = 0; round < ROUNDS; round++) {
-		unsigned order[N_LB];
-		shuffled(order, N_LB);
-		for (unsigned x = 0; x < N_LB; x++) {
+		unsigned order[N_LV];
+		shuffled(order, N_LV);
+		for (unsigned x = 0; x < N_LV; x++) {
 			unsigned i = order[x];
 			lookup_batch(i); /* warm the lines this variant reads */
 			uint64_t t0 = cpu_ns();
@@ -1620,11 +1690,14 @@ static int mode_lookup(void)
 		}
 	}
 	for (unsigned k = 0; k < LOOKUP_COLD; k++)
-		for (unsigned i = 0; i < N_LB; i++) {
+		for (unsigned i = 0; i < N_LV; i++) {
 			struct sfb_row r;
 			lookup_flush();
 			uint64_t t0 = tsc_begin();
-			sfb_lookup(&L.s[i], L.pcs[k % LOOKUP_PCS], &r);
+			if (i < N_LB)
+				sfb_lookup(&L.s[i], L.pcs[k % LOOKUP_PCS], &r);
+			else
+				sfb_lookup(&R.s, R.pcs[k % LOOKUP_PCS], &r);
 			uint64_t t1 = tsc_end();
 			L.sink += r.cfa.off;
 			cold[i][k] = (double)(t1 - t0) * ns_per_tick;
@@ -1650,7 +1723,23 @@ static int mode_lookup(void)
 		printf("| %s | %s | %.1f | %.0f | %.0f |\n", what, mem, median(warm[i], ROUNDS),
 		       median(cold[i], LOOKUP_COLD), quantile(cold[i], LOOKUP_COLD, 0.9));
 	}
-	printf("\n");
+	printf("\nThe same in real code: libbench-real.so, sframebt's own sources built as "
+	       "distributions build libraries (-O2 -fomit-frame-pointer), so each function has a "
+	       "FRE at every push and pop, which a lookup scans: %u functions with %.1f FREs "
+	       "each on average, against %.1f in libbench-big.so; %d buckets for both.\n\n",
+	       R.s.num_fdes, R.fres_per_fde, (double)L.s[0].num_fres / L.s[0].num_fdes,
+	       SFB_COARSE_BUCKETS);
+	printf("| object | functions | FREs a function | warm ns/lookup | cold ns/lookup | cold p90 "
+	       "|\n|---|---:|---:|---:|---:|---:|\n");
+	for (unsigned i = 0; i < N_LB; i++)
+		if (lookup_buckets[i] == SFB_COARSE_BUCKETS)
+			printf("| libbench-big.so | %u | %.1f | %.1f | %.0f | %.0f |\n",
+			       L.s[i].num_fdes, (double)L.s[i].num_fres / L.s[i].num_fdes,
+			       median(warm[i], ROUNDS), median(cold[i], LOOKUP_COLD),
+			       quantile(cold[i], LOOKUP_COLD, 0.9));
+	printf("| libbench-real.so | %u | %.1f | %.1f | %.0f | %.0f |\n\n", R.s.num_fdes,
+	       R.fres_per_fde, median(warm[N_LB], ROUNDS), median(cold[N_LB], LOOKUP_COLD),
+	       quantile(cold[N_LB], LOOKUP_COLD, 0.9));
 	return L.sink == 42; /* keeps the lookups' results alive */
 }
 
@@ -1667,6 +1756,14 @@ static void callgrind_lookups(void)
 		snprintf(name, sizeof name, "sfb:lookup:b%u:0:%d", lookup_buckets[i], LOOKUP_PCS);
 		CALLGRIND_DUMP_STATS_AT(name);
 	}
+	real_setup();
+	lookup_batch(N_LB);
+	CALLGRIND_TOGGLE_COLLECT;
+	lookup_batch(N_LB);
+	CALLGRIND_TOGGLE_COLLECT;
+	char name[64];
+	snprintf(name, sizeof name, "sfb:lookup:real:0:%d", LOOKUP_PCS);
+	CALLGRIND_DUMP_STATS_AT(name);
 }
 
 /* ---- First call ------------------------------------------------------- */

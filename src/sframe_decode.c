@@ -156,9 +156,13 @@ struct fre {
 
 static const uint8_t fre_addr_size[3] = { 1, 2, 4 };
 
-/* Parse the FRE header at 'at', bounded by the FRE sub-section end. */
-static int parse_fre(const struct sfb_section *s, uint8_t fre_type,
-		     uint64_t at, uint64_t end, struct fre *r)
+/* Parse the FRE header at 'at', bounded by the FRE sub-section end.
+ * Always inlined: sfb_lookup()'s scan calls it for every FRE it passes,
+ * with fre_type a constant, so that the accessor's reads are of constant
+ * width and the fields it does not use are never stored. */
+static inline __attribute__((always_inline)) int
+parse_fre(const struct sfb_section *s, uint8_t fre_type, uint64_t at, uint64_t end,
+	  struct fre *r)
 {
 	unsigned asz = fre_addr_size[fre_type];
 	uint64_t start, info;
@@ -181,45 +185,42 @@ static int parse_fre(const struct sfb_section *s, uint8_t fre_type,
 }
 
 /* The FRE that applies at key (an offset into the function or PCMASK
- * block): the offset of the last of n FREs from 'at' that starts at or
- * before key, and the start of the next one if there is one.  Each FRE
- * costs one read of its start and info byte, and is skipped by the size
- * its info byte gives, without decoding its words; the FREs read are
- * checked as parse_fre() checks them, and give the same errors.  About 40
- * instructions a FRE, accessor included, where parsing each one cost
- * about 90: code built without frame pointers has a FRE at every push and
- * pop (sframebt's own sources at -O2: 10 a function, 17 for the function
- * a random PC lies in, about 5 scanned a lookup), and a first-time lookup
- * there went from 1257 to 1028 instructions.  Always inlined, with asz
- * (the start's width) a constant in each of sfb_lookup()'s three calls.
- * Why not search without scanning: the format has no index of FRE
- * positions, and keeping one would cost memory per FRE for lookups the
- * row memo mostly spares. */
+ * block): the last of n FREs from 'at' that starts at or before key, and
+ * the start of the next one if there is one.  Each FRE passed is parsed
+ * (and checked) by parse_fre() inlined, for its start and length only;
+ * the one that applies is kept by its offset and parsed again, not
+ * copied on every step.  About 40 instructions a FRE, accessor included,
+ * where the scan with parse_fre() out of line and the best FRE copied
+ * cost about 90: code built without frame pointers has a FRE at every
+ * push and pop (sframebt's own sources at -O2: 10 a function, 17 for the
+ * function a random PC lies in, about 5 scanned a lookup), and a
+ * first-time lookup there went from 1116 to 933 instructions (256-bucket
+ * index; a scan with the checks written out again, not through
+ * parse_fre(), saved 29 more and was not kept).  Inlined,
+ * with fre_type a constant in each of sfb_lookup()'s three calls.  Why
+ * not search without scanning: the format has no index of FRE positions,
+ * and keeping one would cost memory per FRE for lookups the row memo
+ * mostly spares. */
 static inline __attribute__((always_inline)) int
-scan_fres(const struct sfb_section *s, unsigned asz, uint64_t at, uint64_t end, uint32_t n,
-	  uint64_t key, uint64_t *best_at, uint64_t *next_start)
+scan_fres(const struct sfb_section *s, uint8_t fre_type, uint64_t at, uint64_t end,
+	  uint32_t n, uint64_t key, struct fre *best, uint64_t *next_start)
 {
-	bool found = false;
+	uint64_t best_at = UINT64_MAX;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t start, info;
-		if (at > end || end - at < asz + 1u || !sfb_get(&s->b, at, asz, &start) ||
-		    !sfb_get(&s->b, at + asz, 1, &info))
-			return SFB_E_FRE_RANGE;
-		unsigned code = SFB_FRE_INFO_SIZE(info);
-		if (code > 2)
-			return SFB_E_FRE_INFO;
-		uint64_t words = at + asz + 1, len = (uint64_t)SFB_FRE_INFO_COUNT(info) << code;
-		if (end - words < len)
-			return SFB_E_FRE_RANGE;
-		if ((uint32_t)start > key) {
-			*next_start = (uint32_t)start;
+		struct fre r;
+		int err = parse_fre(s, fre_type, at, end, &r);
+		if (err)
+			return err;
+		if (r.start > key) {
+			*next_start = r.start;
 			break;
 		}
-		*best_at = at;
-		found = true;
-		at = words + len;
+		best_at = at;
+		at = r.next;
 	}
-	return found ? SFB_OK : SFB_E_NOT_FOUND;
+	if (best_at == UINT64_MAX)
+		return SFB_E_NOT_FOUND;
+	return parse_fre(s, fre_type, best_at, end, best);
 }
 
 static int32_t fre_word(const struct sfb_section *s, const struct fre *r,
@@ -782,22 +783,21 @@ int sfb_lookup(const struct sfb_section *s, uint64_t pc, struct sfb_row *row)
 	}
 	/* FREs are variable-length, so they are scanned in order; the last one
 	 * starting at or before key applies. */
-	uint64_t best_at = 0, end = fre_sub_end(s);
+	uint64_t end = fre_sub_end(s);
 	uint64_t next_start = f.pcmask ? f.rep_size : f.size;
+	struct fre best;
 	switch (f.fre_type) {
 	case 0:
-		err = scan_fres(s, 1, f.fres_at, end, f.num_fres, key, &best_at, &next_start);
+		err = scan_fres(s, 0, f.fres_at, end, f.num_fres, key, &best, &next_start);
 		break;
 	case 1:
-		err = scan_fres(s, 2, f.fres_at, end, f.num_fres, key, &best_at, &next_start);
+		err = scan_fres(s, 1, f.fres_at, end, f.num_fres, key, &best, &next_start);
 		break;
 	default:
-		err = scan_fres(s, 4, f.fres_at, end, f.num_fres, key, &best_at, &next_start);
+		err = scan_fres(s, 2, f.fres_at, end, f.num_fres, key, &best, &next_start);
 		break;
 	}
-	struct fre best;
-	if (err || (err = parse_fre(s, f.fre_type, best_at, end, &best)) ||
-	    (err = decode_row(s, &f, &best, row)))
+	if (err || (err = decode_row(s, &f, &best, row)))
 		return err;
 	row->pc_lo = f.start + block + best.start;
 	row->pc_hi = f.start + block + next_start;

@@ -1549,6 +1549,20 @@ static int big_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* LOOKUP_PCS PCs inside random functions of s, each of which must have a
+ * row. */
+static void pick_pcs(const struct sfb_section *s, uint64_t *pcs, const char *fail)
+{
+	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
+		struct sfb_fde f;
+		struct sfb_row r;
+		sfb_fde_get(s, rng(s->num_fdes), &f);
+		pcs[k] = f.start + rng(f.size ? f.size : 1);
+		if (sfb_lookup(s, pcs[k], &r) != SFB_OK)
+			die(fail);
+	}
+}
+
 static void lookup_setup(void)
 {
 	char path[PATH_MAX + 32];
@@ -1567,15 +1581,12 @@ static void lookup_setup(void)
 				die("coarse index not built");
 		}
 	}
-	/* PCs inside random functions; every variant must give the same row. */
+	/* Every variant must give the same row. */
+	pick_pcs(&L.s[0], L.pcs, "lookup failed in libbench-big.so");
 	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
-		struct sfb_fde f;
-		sfb_fde_get(&L.s[0], rng(L.s[0].num_fdes), &f);
-		L.pcs[k] = f.start + rng(f.size ? f.size : 1);
 		struct sfb_row want, got;
 		memset(&want, 0, sizeof want);
-		if (sfb_lookup(&L.s[0], L.pcs[k], &want) != SFB_OK)
-			die("lookup failed in libbench-big.so");
+		sfb_lookup(&L.s[0], L.pcs[k], &want);
 		for (unsigned i = 1; i < N_LB; i++) {
 			memset(&got, 0, sizeof got);
 			if (sfb_lookup(&L.s[i], L.pcs[k], &got) != SFB_OK ||
@@ -1632,14 +1643,7 @@ static void real_setup(void)
 		fres += f.num_fres;
 	}
 	R.fres_per_fde = (double)fres / R.s.num_fdes;
-	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
-		struct sfb_fde f;
-		struct sfb_row r;
-		sfb_fde_get(&R.s, rng(R.s.num_fdes), &f);
-		R.pcs[k] = f.start + rng(f.size ? f.size : 1);
-		if (sfb_lookup(&R.s, R.pcs[k], &r) != SFB_OK)
-			die("lookup failed in libbench-real.so");
-	}
+	pick_pcs(&R.s, R.pcs, "lookup failed in libbench-real.so");
 }
 
 /* Variant i < N_LB: libbench-big.so with lookup_buckets[i]; N_LB: real code. */
@@ -1657,17 +1661,19 @@ static void lookup_batch(unsigned i)
 }
 
 /* Evict the section and the indexes from every cache level. */
+static void flush_lines(const void *p, size_t len)
+{
+	for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + len; a += 64)
+		_mm_clflush((const void *)a);
+}
+
 static void lookup_flush(void)
 {
-	for (uintptr_t a = L.sec & ~(uintptr_t)63; a < L.sec + L.len; a += 64)
-		_mm_clflush((const void *)a);
+	flush_lines((const void *)L.sec, L.len);
 	for (unsigned i = 0; i < N_LB; i++)
-		for (unsigned b = 0; b < lookup_buckets[i]; b += 16)
-			_mm_clflush(&L.index[i][b]);
-	for (uintptr_t a = (uintptr_t)R.sec & ~(uintptr_t)63; a < (uintptr_t)R.sec + R.len; a += 64)
-		_mm_clflush((const void *)a);
-	for (unsigned b = 0; b < SFB_COARSE_BUCKETS; b += 16)
-		_mm_clflush(&R.index[b]);
+		flush_lines(L.index[i], lookup_buckets[i] * sizeof(uint32_t));
+	flush_lines(R.sec, R.len);
+	flush_lines(R.index, sizeof R.index);
 	_mm_mfence();
 }
 
@@ -1747,23 +1753,20 @@ static int mode_lookup(void)
 static void callgrind_lookups(void)
 {
 	lookup_setup();
-	for (unsigned i = 0; i < N_LB; i++) {
+	real_setup();
+	for (unsigned i = 0; i < N_LV; i++) {
 		lookup_batch(i);
 		CALLGRIND_TOGGLE_COLLECT;
 		lookup_batch(i);
 		CALLGRIND_TOGGLE_COLLECT;
 		char name[64];
-		snprintf(name, sizeof name, "sfb:lookup:b%u:0:%d", lookup_buckets[i], LOOKUP_PCS);
+		if (i < N_LB)
+			snprintf(name, sizeof name, "sfb:lookup:b%u:0:%d", lookup_buckets[i],
+				 LOOKUP_PCS);
+		else
+			snprintf(name, sizeof name, "sfb:lookup:real:0:%d", LOOKUP_PCS);
 		CALLGRIND_DUMP_STATS_AT(name);
 	}
-	real_setup();
-	lookup_batch(N_LB);
-	CALLGRIND_TOGGLE_COLLECT;
-	lookup_batch(N_LB);
-	CALLGRIND_TOGGLE_COLLECT;
-	char name[64];
-	snprintf(name, sizeof name, "sfb:lookup:real:0:%d", LOOKUP_PCS);
-	CALLGRIND_DUMP_STATS_AT(name);
 }
 
 /* ---- First call ------------------------------------------------------- */

@@ -1607,8 +1607,13 @@ static struct {
 	uint64_t pcs[LOOKUP_PCS];
 	const uint8_t *sec;
 	size_t len;
-	double fres_per_fde;
 } R;
+
+/* The header's count, which the decoder checked against the FDEs'. */
+static double fres_per_fde(const struct sfb_section *s)
+{
+	return (double)s->num_fres / s->num_fdes;
+}
 
 static void real_setup(void)
 {
@@ -1636,13 +1641,6 @@ static void real_setup(void)
 	if (!R.sec || sfb_section_load(&R.s, R.sec, R.len, vaddr, NULL, 0) != SFB_OK)
 		die("libbench-real.so: no valid .sframe");
 	sfb_coarse_build(&R.s, R.index, SFB_COARSE_BUCKETS);
-	uint64_t fres = 0;
-	for (uint32_t i = 0; i < R.s.num_fdes; i++) {
-		struct sfb_fde f;
-		sfb_fde_get(&R.s, i, &f);
-		fres += f.num_fres;
-	}
-	R.fres_per_fde = (double)fres / R.s.num_fdes;
 	pick_pcs(&R.s, R.pcs, "lookup failed in libbench-real.so");
 }
 
@@ -1733,18 +1731,18 @@ static int mode_lookup(void)
 	       "distributions build libraries (-O2 -fomit-frame-pointer), so each function has a "
 	       "FRE at every push and pop, which a lookup scans: %u functions with %.1f FREs "
 	       "each on average, against %.1f in libbench-big.so; %d buckets for both.\n\n",
-	       R.s.num_fdes, R.fres_per_fde, (double)L.s[0].num_fres / L.s[0].num_fdes,
+	       R.s.num_fdes, fres_per_fde(&R.s), fres_per_fde(&L.s[0]),
 	       SFB_COARSE_BUCKETS);
 	printf("| object | functions | FREs a function | warm ns/lookup | cold ns/lookup | cold p90 "
 	       "|\n|---|---:|---:|---:|---:|---:|\n");
 	for (unsigned i = 0; i < N_LB; i++)
 		if (lookup_buckets[i] == SFB_COARSE_BUCKETS)
 			printf("| libbench-big.so | %u | %.1f | %.1f | %.0f | %.0f |\n",
-			       L.s[i].num_fdes, (double)L.s[i].num_fres / L.s[i].num_fdes,
+			       L.s[i].num_fdes, fres_per_fde(&L.s[i]),
 			       median(warm[i], ROUNDS), median(cold[i], LOOKUP_COLD),
 			       quantile(cold[i], LOOKUP_COLD, 0.9));
 	printf("| libbench-real.so | %u | %.1f | %.1f | %.0f | %.0f |\n\n", R.s.num_fdes,
-	       R.fres_per_fde, median(warm[N_LB], ROUNDS), median(cold[N_LB], LOOKUP_COLD),
+	       fres_per_fde(&R.s), median(warm[N_LB], ROUNDS), median(cold[N_LB], LOOKUP_COLD),
 	       quantile(cold[N_LB], LOOKUP_COLD, 0.9));
 	return L.sink == 42; /* keeps the lookups' results alive */
 }

@@ -1647,11 +1647,18 @@ static void real_setup(void)
 /* Variant i < N_LB: libbench-big.so with lookup_buckets[i]; N_LB: real code. */
 #define N_LV (N_LB + 1)
 
+/* Variant i's section and the PCs looked up in it. */
+static const struct sfb_section *variant(unsigned i, const uint64_t **pcs)
+{
+	*pcs = i < N_LB ? L.pcs : R.pcs;
+	return i < N_LB ? &L.s[i] : &R.s;
+}
+
 static void lookup_batch(unsigned i)
 {
 	struct sfb_row r;
-	const struct sfb_section *s = i < N_LB ? &L.s[i] : &R.s;
-	const uint64_t *pcs = i < N_LB ? L.pcs : R.pcs;
+	const uint64_t *pcs;
+	const struct sfb_section *s = variant(i, &pcs);
 	for (unsigned k = 0; k < LOOKUP_PCS; k++) {
 		sfb_lookup(s, pcs[k], &r);
 		L.sink += r.cfa.off;
@@ -1696,12 +1703,11 @@ static int mode_lookup(void)
 	for (unsigned k = 0; k < LOOKUP_COLD; k++)
 		for (unsigned i = 0; i < N_LV; i++) {
 			struct sfb_row r;
+			const uint64_t *pcs;
+			const struct sfb_section *s = variant(i, &pcs);
 			lookup_flush();
 			uint64_t t0 = tsc_begin();
-			if (i < N_LB)
-				sfb_lookup(&L.s[i], L.pcs[k % LOOKUP_PCS], &r);
-			else
-				sfb_lookup(&R.s, R.pcs[k % LOOKUP_PCS], &r);
+			sfb_lookup(s, pcs[k % LOOKUP_PCS], &r);
 			uint64_t t1 = tsc_end();
 			L.sink += r.cfa.off;
 			cold[i][k] = (double)(t1 - t0) * ns_per_tick;

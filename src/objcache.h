@@ -34,12 +34,12 @@
  *   and link_map from glibc; every hit therefore re-reads the object's
  *   program headers, its GNU build-id and the head of its .sframe and
  *   compares them with the slot's fingerprint, describing the object anew
- *   on a mismatch.  An object rebuilt without a build-id (ld --build-id=none)
- *   whose layout and section head did not change still passes for the old
- *   one: its rows are read from the new section, but rows memoised from
- *   the old one stay in use.  The
- *   first page (ELF and program headers) of an object found readable at
- *   discovery is trusted to stay readable while an object is loaded there:
+ *   on a mismatch.  An object rebuilt without a build-id (ld
+ *   --build-id=none) whose layout and section head did not change still
+ *   passes for the old one: its rows are read from the new section, but
+ *   rows memoised from the old one stay in use.  The first page (ELF and
+ *   program headers) of an object found readable at discovery is trusted
+ *   to stay readable while an object is loaded there:
  *   ld.so maps it so, and only a program that mprotect()s it otherwise
  *   breaks this.  One found unreadable is never read again; its
  *   description relies on nothing in the object, so a new object there
@@ -231,10 +231,11 @@ static inline unsigned sfb_objcache_position(uintptr_t map_start)
 
 /* The object a thread's last sample confirmed first (a copy's home),
  * fetched ahead in its next: confirming an object reads its slot, its
- * ELF and program headers, its build-id and the head of its section, each a cache miss
- * on a sample, one after another.  Like the memo's recall (rowmemo.h), a
- * hint only: the walk confirms the object as always, and a slot rewritten
- * meanwhile costs useless prefetches.  Initial-exec TLS: no allocation. */
+ * ELF and program headers, its build-id and the head of its section,
+ * each a cache miss on a sample, one after another.  Like the memo's
+ * recall (rowmemo.h), a hint only: the walk confirms the object as
+ * always, and a slot rewritten meanwhile costs useless prefetches.
+ * Initial-exec TLS: no allocation. */
 extern __thread const struct sfb_object *sfb_objcache_recalled
 	__attribute__((tls_model("initial-exec")));
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bytes.h"
+#include "row.h"
 
 /* Why a section was rejected.  Stable numbers: printed by tools, documented
  * in the README. */
@@ -75,45 +76,6 @@ struct sfb_fde {
 	uint8_t rep_size;        /* block size for PCMASK (16 for V1 AMD64) */
 	uint8_t pauth_b;         /* AArch64: RA signed with key B */
 	uint8_t signal;          /* V3: signal frame */
-};
-
-/* Where a value (CFA, RA or FP) is found. */
-enum sfb_loc_kind {
-	SFB_LOC_SAME = 0,        /* unchanged: the register still holds it */
-	SFB_LOC_UNDEFINED = 1,   /* no value: outermost frame */
-	SFB_LOC_EXPR = 2,        /* base + off, dereferenced if deref */
-};
-#define SFB_REG_CFA 0xffffu      /* base = the CFA just computed */
-
-struct sfb_loc {
-	uint8_t kind;            /* enum sfb_loc_kind */
-	uint8_t deref;           /* value = *(base + off) */
-	uint16_t reg;            /* DWARF register number, or SFB_REG_CFA */
-	int32_t off;
-};
-
-/* Row flags. */
-#define SFB_ROW_SIGNAL 0x01      /* the function is a signal trampoline (V3 'S') */
-#define SFB_ROW_OUTERMOST 0x02   /* RA undefined, or an FDE with no FREs */
-#define SFB_ROW_MANGLED_RA 0x04  /* AArch64: RA carries a PAC signature */
-#define SFB_ROW_PAUTH_B 0x08     /* AArch64: ... signed with key B */
-#define SFB_ROW_FLEX 0x10        /* from a V3 flexible FDE */
-#define SFB_ROW_PCMASK 0x20      /* from a PCMASK FDE */
-#define SFB_ROW_RA_FIXED 0x40    /* RA rule is the header's fixed offset */
-#define SFB_ROW_RA_PADDING 0x80  /* RA explicitly marked "not saved" (padding word) */
-
-/* One decoded row: how to find the caller's frame from a PC in
- * [pc_lo, pc_hi).  Register numbers are DWARF numbers of the section's ABI
- * (AMD64: sp 7, fp 6; AArch64: sp 31, fp 29, lr 30; s390x: sp 15, fp 11,
- * ra 14). */
-struct sfb_row {
-	uint64_t func_start;
-	uint32_t func_size;
-	uint64_t pc_lo, pc_hi;   /* absolute range this row covers */
-	struct sfb_loc cfa;      /* always EXPR on a non-outermost row */
-	struct sfb_loc ra;
-	struct sfb_loc fp;
-	uint16_t flags;
 };
 
 /* Validate a section of len bytes at p whose byte 0 is at sec_addr.

@@ -1,10 +1,9 @@
-/* Public entry points.  Each saves and restores errno, so that a call from
- * a signal handler leaves the interrupted code's errno untouched. */
-#include <errno.h>
+/* Public entry points of the walker (the symbolizer's are in symbolize.c). */
 #include <stdatomic.h>
 #include <string.h>
 
 #include "backtrace.h"
+#include "entry.h"
 #include "objcache.h"
 #include "walk.h"
 
@@ -66,27 +65,23 @@ static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, void **
 
 __attribute__((noinline)) int sframe_backtrace(void **buf, int size)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	if (!buf || size <= 0)
 		return 0;
 	struct sframe_bt_status st;
 	struct sfb_regs r;
 	CALLER_REGS(r);
-	int n = sfb_walk(&r, false, NULL, buf, size,
-			 atomic_load_explicit(&default_flags, memory_order_relaxed), &st);
-	errno = saved;
-	return n;
+	return sfb_walk(&r, false, NULL, buf, size,
+			atomic_load_explicit(&default_flags, memory_order_relaxed), &st);
 }
 
 int sframe_backtrace_ucontext(const void *uc, void **buf, int size)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	if (!buf || size <= 0)
 		return 0;
 	struct sframe_bt_status st;
-	int n = walk_ucontext(uc, NULL, buf, size, 0, &st);
-	errno = saved;
-	return n;
+	return walk_ucontext(uc, NULL, buf, size, 0, &st);
 }
 
 __attribute__((noinline)) int sframe_backtrace_ex(const void *uc,
@@ -94,7 +89,7 @@ __attribute__((noinline)) int sframe_backtrace_ex(const void *uc,
 						  int size, unsigned flags,
 						  struct sframe_bt_status *status)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	struct sframe_bt_status local;
 	struct sframe_bt_status *st = status ? status : &local;
 	memset(st, 0, sizeof *st);
@@ -112,22 +107,17 @@ __attribute__((noinline)) int sframe_backtrace_ex(const void *uc,
 			     flags | atomic_load_explicit(&default_flags, memory_order_relaxed),
 			     st);
 	}
-	errno = saved;
 	return n;
 }
 
 int sframe_backtrace_warmup(void)
 {
-	int saved = errno;
-	int n = sfb_objcache_warmup();
-	errno = saved;
-	return n;
+	SFB_ENTRY;
+	return sfb_objcache_warmup();
 }
 
 int sframe_backtrace_keep_loaded(const void *addr)
 {
-	int saved = errno;
-	int r = sfb_objcache_keep_loaded((uintptr_t)addr);
-	errno = saved;
-	return r;
+	SFB_ENTRY;
+	return sfb_objcache_keep_loaded((uintptr_t)addr);
 }

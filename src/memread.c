@@ -31,12 +31,9 @@ bool sfb_probe_readable(uintptr_t addr)
 	 * page 0 would pass; no mapping is ever allowed there anyway. */
 	if (addr < PAGE)
 		return false;
-	int saved = errno;
 	long r = syscall(SYS_rt_sigprocmask, ~0L, (void *)(addr & ~(uintptr_t)7),
 			 (void *)0, 8);
-	bool ok = !(r == -1 && errno == EFAULT);
-	errno = saved;
-	return ok;
+	return !(r == -1 && errno == EFAULT);
 }
 
 void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi)
@@ -101,9 +98,7 @@ static void anchor_thread_stack(uintptr_t own_sp)
 	if (tstack_tries >= MAX_ANCHOR_TRIES)
 		return; /* e.g. always called on a sigaltstack: probe per walk */
 	tstack_tries++;
-	int saved = errno;
 	bool main_thread = syscall(SYS_gettid) == getpid();
-	errno = saved;
 	uintptr_t top = main_thread ? page_down((uintptr_t)__libc_stack_end) + PAGE
 				    : page_down((uintptr_t)pthread_self());
 	if (own_sp >= top || top - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, top))

@@ -103,7 +103,8 @@ SFB_NO_ASAN static inline bool sfb_mem_read(struct sfb_mem *m, uintptr_t addr, u
 /* Copy size bytes at addr (code bytes, any alignment). */
 bool sfb_mem_copy(struct sfb_mem *m, uintptr_t addr, void *dst, unsigned size);
 
-/* Is the page holding addr readable?  One system call; errno preserved. */
+/* Is the page holding addr readable?  One system call, which may set errno
+ * (entry points restore it: entry.h). */
 bool sfb_probe_readable(uintptr_t addr);
 
 #endif

@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -12,6 +11,7 @@
 
 #include "backtrace.h"
 #include "elf_phdrs.h"
+#include "entry.h"
 #include "memread.h"
 #include "sframe_format.h"
 #include "startup.h"
@@ -129,7 +129,7 @@ static int startup_entry_of(uintptr_t start, uintptr_t end)
  * us with 59 (README). */
 __attribute__((constructor)) static void find_startup_objects(void)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	struct sfb_range r[SFB_STARTUP_MAX];
 	unsigned n = sfb_startup_objects(r, SFB_STARTUP_MAX);
 	for (unsigned i = 1; i < n; i++) /* by start: a handful, nearly sorted */
@@ -144,7 +144,6 @@ __attribute__((constructor)) static void find_startup_objects(void)
 		sfb_startup.hi = r[n - 1].end;
 	}
 	atomic_store_explicit(&sfb_startup.n, n, memory_order_release);
-	errno = saved;
 }
 
 /* Which fixed kept entry an object takes (objcache.h), plus one; 0 if it

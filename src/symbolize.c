@@ -22,6 +22,7 @@
 
 #include "backtrace.h"
 #include "elf_phdrs.h"
+#include "entry.h"
 
 /* Scratch layout: [path | name | work].  The work area is reused for the
  * formatted line once the lookup is done, so it must hold one. */
@@ -417,14 +418,13 @@ static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
 SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 				  char *scratch, size_t scratch_size)
 {
-	int saved = errno, found = 0;
+	SFB_ENTRY;
 	if (!out)
 		return 0;
 	*out = (struct sframe_symbol){ "", 0, 0, "", 0 };
-	if (scratch && scratch_size >= SFRAME_SYMBOLIZE_SCRATCH)
-		found = symbolize(pc, out, scratch, scratch_size);
-	errno = saved;
-	return found;
+	if (!scratch || scratch_size < SFRAME_SYMBOLIZE_SCRATCH)
+		return 0;
+	return symbolize(pc, out, scratch, scratch_size);
 }
 
 /* ---- Formatting ---------------------------------------------------------- */
@@ -508,12 +508,9 @@ SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,
 				     int return_address, char *line,
 				     size_t line_size)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
-	size_t n = line ? format(index, pc, return_address, line, line_size,
-				 scratch) : 0;
-	errno = saved;
-	return (int)n;
+	return line ? (int)format(index, pc, return_address, line, line_size, scratch) : 0;
 }
 
 static void write_all(int fd, const char *p, size_t n)
@@ -542,16 +539,15 @@ static void write_frame(int fd, int index, uintptr_t pc, int return_address,
 
 SFRAMEBT_API void sframe_backtrace_symbols_fd(void *const *buf, int n, int fd)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
 	for (int i = 0; buf && i < n; i++)
 		write_frame(fd, i, (uintptr_t)buf[i], i > 0, scratch);
-	errno = saved;
 }
 
 SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd)
 {
-	int saved = errno;
+	SFB_ENTRY;
 	struct sframe_bt_frame frames[128];
 	struct sframe_bt_status st = { 0 };
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
@@ -575,6 +571,5 @@ SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd)
 	}
 	b.p[b.len++] = '\n';
 	write_all(fd, b.p, b.len);
-	errno = saved;
 	return n - first;
 }

@@ -16,7 +16,8 @@
 #      method, build and depth; the empty-call batch is subtracted) and
 #      keeps a per-function profile of sframebt;
 #   5. profiles sframebt with perf record, when perf works;
-#   6. writes BUILD_DIR/bench-results.md and prints it.
+#   6. writes BUILD_DIR/bench-results.md and prints it, and puts its
+#      figures in docs/SPEED.md and README.md (tests/bench/speed-md.sh).
 # Environment (from make): CC, BENCH_SOFLAGS, BENCH_CFLAGS.
 # Optional: SFB_TC (toolchain cache), SFB_BENCH_NO_FETCH=1 (never download).
 set -u
@@ -312,4 +313,6 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	done
 } >"$OUT"
 cat "$OUT"
+# The figures in docs/SPEED.md and README.md are always the last run's.
+sh tests/bench/speed-md.sh "$OUT" docs/SPEED.md README.md || log "speed-md.sh failed"
 log "done: $OUT"

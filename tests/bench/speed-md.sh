@@ -1,0 +1,210 @@
+#!/bin/sh
+# speed-md.sh RESULTS [FILE...] - the current figures, from `make bench`.
+#
+# RESULTS is the results file `make bench` writes (BUILD_DIR/bench-results.md).
+# In each FILE (default: docs/SPEED.md README.md) the lines between
+#   <!-- results:begin -->  and  <!-- results:end -->   (docs/SPEED.md)
+#   <!-- speed:begin -->    and  <!-- speed:end -->     (README.md)
+# are replaced: the first pair by the full summary, the second by the short
+# table.  A file without the markers is left alone.  tests/bench/run.sh runs
+# this at the end of every `make bench`, so the figures in the documents are
+# always those of the last run.
+set -u
+R=${1:?usage: speed-md.sh RESULTS [FILE...]}
+shift
+[ $# -gt 0 ] || set -- docs/SPEED.md README.md
+[ -r "$R" ] || { echo "speed-md.sh: cannot read $R" >&2; exit 1; }
+tmp=${TMPDIR:-/tmp}/speed-md.$$
+trap 'rm -f "$tmp".*' EXIT
+
+# One awk pass reads the results file and writes both blocks.  Tables are
+# found by their section heading and read by column; a row or section
+# missing from the run (V2/V3 skipped, no valgrind) shows as "-".
+awk -v full="$tmp.full" -v short="$tmp.short" '
+function trim(s) { gsub(/^[ \t`]+|[ \t`]+$/, "", s); return s }
+function v(k) { return (k in val) ? val[k] : "-" }
+function row(f, n, i) {
+	n = split($0, f, "|")
+	for (i = 1; i <= n; i++) f[i] = trim(f[i])
+	return n
+}
+/^Written by/ { when = $0; sub(/^Written by `make bench` \(/, "", when); sub(/, [0-9]+ s\)\.$/, "", when) }
+/^- sframebt: / { rev = substr($0, 13) }
+/^- CPU: / { cpu = substr($0, 8) }
+/^- Kernel: / { kern = substr($0, 11) }
+/^- Compiler: / { comp = substr($0, 13); sub(/;.*/, "", comp) }
+/^- Binutils: / { bu = substr($0, 13) }
+/^- libunwind / { lu = substr($0, 3) }
+/^### / { sec = $0; next }
+sec == "### Targets" && /^- \*\*/ { targets[++nt] = $0 }
+sec ~ /^### Warm backtraces/ && /^\| / {
+	row(f)
+	if (f[2] == "method" || f[2] ~ /^-/) next
+	if (f[7] ~ /^[0-9.]+$/ && f[3] != "") {
+		# method build d=8 ns/bt ns/frame d=32 ns/bt ns/frame d=128 ns/bt ns/frame
+		val["warm", f[2], f[3], 8] = f[5]; val["warm", f[2], f[3], 32] = f[7]
+		val["warm", f[2], f[3], 128] = f[9]
+	} else if (f[3] == "128") {
+		# sframebt build, d, sframebt / FP, unw / sframebt, glibc / sframebt
+		val["ratio", f[2], "fp"] = f[4]; val["ratio", f[2], "unw"] = f[5]
+		val["ratio", f[2], "glibc"] = f[6]
+	}
+}
+sec ~ /^### SIGPROF handler, depth 32, one unwinder per process/ && /^\| / {
+	row(f)
+	if (f[2] == "build" || f[2] ~ /^-/ || f[5] !~ /^[0-9]+$/) next
+	iv = (sec ~ /1 ms/) ? "1ms" : "125us"
+	m = f[3] ~ /^frame-pointer/ ? "fp" : f[3] ~ /kept loaded/ ? "kept" : \
+	    f[3] ~ /^sframebt/ ? "sfb" : f[3] ~ /^libunwind/ ? "unw" : "other"
+	val["sig", iv, f[2], m] = f[5]
+}
+sec ~ /^### First call/ && /^\| / {
+	row(f)
+	if (f[2] !~ /^[0-9]+$/) next
+	m = f[3] ~ /after warmup/ ? "warm" : f[3] ~ /^sframebt/ ? "sfb" : \
+	    f[3] ~ /^unw/ ? "unw" : f[3] ~ /^glibc/ ? "glibc" : "other"
+	val["first", f[2], m] = f[4]
+	val["faults", f[2], m] = f[8]
+}
+sec ~ /^### FDE lookups/ && /^\| / {
+	row(f)
+	if (f[2] ~ /^none/) { val["lk", "none", "warm"] = f[4]; val["lk", "none", "cold"] = f[5] }
+	if (f[2] ~ /^256 buckets/) { val["lk", "256", "warm"] = f[4]; val["lk", "256", "cold"] = f[5] }
+	if (f[2] == "libbench-real.so") { val["lk", "real", "warm"] = f[5]; val["lk", "real", "cold"] = f[6] }
+}
+sec ~ /^### Instructions per backtrace/ && /^\| / {
+	row(f)
+	if (f[9] ~ /^[0-9.]+$/) val["ir", f[2], f[3]] = f[9]
+}
+sec ~ /^### System calls/ && /^\| / {
+	row(f)
+	if (f[4] ~ /^[0-9.]+$/) val["sys", f[2], f[3]] = f[4]
+}
+END {
+	fpm = "frame-pointer walk"; sfb = "sframebt"
+	unw = "libunwind unw_backtrace"; gl = "glibc backtrace()"
+	hdr = sprintf("Measured by `make bench` on %s, sframebt %s: %s; %s; %s.", \
+	              when, rev, cpu, kern, comp)
+
+	print hdr > short
+	print "" > short
+	print "| measure | sframebt | frame-pointer walk | libunwind | glibc `backtrace()` |" > short
+	print "|---|---:|---:|---:|---:|" > short
+	printf "| warm, ns a frame at depth 128, main program | %s | %s | %s | %s |\n", \
+		v("warm" SUBSEP sfb SUBSEP "main" SUBSEP 128), v("warm" SUBSEP fpm SUBSEP "fp" SUBSEP 128), \
+		v("warm" SUBSEP unw SUBSEP "main" SUBSEP 128), v("warm" SUBSEP gl SUBSEP "main" SUBSEP 128) > short
+	printf "| warm, ns a frame at depth 128, `dlopen()`ed library | %s | - | %s | %s |\n", \
+		v("warm" SUBSEP sfb SUBSEP "v3" SUBSEP 128), \
+		v("warm" SUBSEP unw SUBSEP "v3" SUBSEP 128), v("warm" SUBSEP gl SUBSEP "v3" SUBSEP 128) > short
+	printf "| SIGPROF sample, depth 32, ns, main program | %s | - | %s | - |\n", \
+		v("sig" SUBSEP "125us" SUBSEP "main" SUBSEP "sfb"), v("sig" SUBSEP "125us" SUBSEP "main" SUBSEP "unw") > short
+	printf "| SIGPROF sample, depth 32, ns, `dlopen()`ed library (kept loaded) | %s (%s) | - | %s | - |\n", \
+		v("sig" SUBSEP "125us" SUBSEP "v3" SUBSEP "sfb"), v("sig" SUBSEP "125us" SUBSEP "v3" SUBSEP "kept"), \
+		v("sig" SUBSEP "125us" SUBSEP "v3" SUBSEP "unw") > short
+	printf "| SIGPROF sample, depth 32, ns, 32 distinct functions | %s | %s | %s | - |\n", \
+		v("sig" SUBSEP "125us" SUBSEP "distinct" SUBSEP "sfb"), v("sig" SUBSEP "125us" SUBSEP "distinct" SUBSEP "fp"), \
+		v("sig" SUBSEP "125us" SUBSEP "distinct" SUBSEP "unw") > short
+	printf "| first call with 100 objects loaded, µs | %s | - | %s | %s |\n", \
+		v("first" SUBSEP 100 SUBSEP "sfb"), v("first" SUBSEP 100 SUBSEP "unw"), v("first" SUBSEP 100 SUBSEP "glibc") > short
+
+	printf "Measured by `make bench` on %s, sframebt %s:\n\n", when, rev > full
+	if (cpu != "") print "- CPU: " cpu > full
+	if (kern != "") print "- Kernel: " kern > full
+	if (comp != "") print "- Compiler: " comp > full
+	if (bu != "") print "- Binutils: " bu > full
+	if (lu != "") print "- " lu > full
+	print "" > full
+	print "**Warm backtraces** (normal context, a recursive chain, ns a frame; callgrind" > full
+	print "instructions a frame at depth 128 in brackets). `main`: the chain in the main" > full
+	print "program; `linked`: in a library linked at start-up; `v1`/`v2`/`v3`: in a" > full
+	print "`dlopen()`ed library built by binutils 2.40/2.44/2.47; `fp`: built with frame pointers." > full
+	print "" > full
+	print "| method | build | d=8 | d=32 | d=128 |" > full
+	print "|---|---|---:|---:|---:|" > full
+	nm = split("fp:" fpm ";main:" sfb ";linked:" sfb ";v1:" sfb ";v2:" sfb ";v3:" sfb ";v3:" unw ";v3:" gl, L, ";")
+	for (i = 1; i <= nm; i++) {
+		b = substr(L[i], 1, index(L[i], ":") - 1); m = substr(L[i], index(L[i], ":") + 1)
+		if (!(("warm" SUBSEP m SUBSEP b SUBSEP 128) in val)) continue
+		printf "| %s | %s | %s | %s | %s (%s) |\n", m, (m == unw || m == gl) ? "any" : b, \
+			v("warm" SUBSEP m SUBSEP b SUBSEP 8), v("warm" SUBSEP m SUBSEP b SUBSEP 32), \
+			v("warm" SUBSEP m SUBSEP b SUBSEP 128), v("ir" SUBSEP m SUBSEP b) > full
+	}
+	print "" > full
+	print "Paired ratios at depth 128 (the median over the rounds of each round'"'"'s ratio):" > full
+	print "" > full
+	print "| build | sframebt / frame-pointer walk | libunwind / sframebt | glibc / sframebt |" > full
+	print "|---|---:|---:|---:|" > full
+	nb = split("main linked v1 v2 v3", B, " ")
+	for (i = 1; i <= nb; i++)
+		if (("ratio" SUBSEP B[i] SUBSEP "fp") in val)
+			printf "| %s | %s | %s | %s |\n", B[i], v("ratio" SUBSEP B[i] SUBSEP "fp"), \
+				v("ratio" SUBSEP B[i] SUBSEP "unw"), v("ratio" SUBSEP B[i] SUBSEP "glibc") > full
+	print "" > full
+	print "**SIGPROF samples** at depth 32, one unwinder per process, median ns in the" > full
+	print "handler; samples 125 µs apart (1 ms apart in brackets, where measured)." > full
+	print "`distinct`: 32 distinct functions with frame pointers, so the frame-pointer" > full
+	print "walk runs on the same code." > full
+	print "" > full
+	print "| build | sframebt | kept loaded | frame-pointer walk | libunwind |" > full
+	print "|---|---:|---:|---:|---:|" > full
+	nb = split("main linked v1 v2 v3 distinct fp", B, " ")
+	for (i = 1; i <= nb; i++) {
+		b = B[i]
+		if (!(("sig" SUBSEP "125us" SUBSEP b SUBSEP "sfb") in val)) continue
+		line = "| " b " |"
+		nk = split("sfb kept fp unw", K, " ")
+		for (k = 1; k <= nk; k++) {
+			c = v("sig" SUBSEP "125us" SUBSEP b SUBSEP K[k])
+			if (("sig" SUBSEP "1ms" SUBSEP b SUBSEP K[k]) in val)
+				c = c " (" val["sig", "1ms", b, K[k]] ")"
+			line = line " " c " |"
+		}
+		print line > full
+	}
+	print "" > full
+	print "**First call** in a fresh process that has `dlopen()`ed K small objects, µs" > full
+	print "(page faults in brackets):" > full
+	print "" > full
+	print "| objects | sframebt | after `sframe_backtrace_warmup()` | libunwind | glibc |" > full
+	print "|---:|---:|---:|---:|---:|" > full
+	nb = split("1 10 100", B, " ")
+	for (i = 1; i <= nb; i++)
+		if (("first" SUBSEP B[i] SUBSEP "sfb") in val) {
+			line = "| " B[i] " |"
+			nk = split("sfb warm unw glibc", K, " ")
+			for (k = 1; k <= nk; k++)
+				line = line " " v("first" SUBSEP B[i] SUBSEP K[k]) " (" v("faults" SUBSEP B[i] SUBSEP K[k]) ") |"
+			print line > full
+		}
+	print "" > full
+	print "**First-time lookups** (FDE search and FRE scan), ns, warm and with the section" > full
+	print "flushed from the caches:" > full
+	print "" > full
+	print "| object | warm | cold |" > full
+	print "|---|---:|---:|" > full
+	printf "| 4097 functions, no coarse index | %s | %s |\n", v("lk" SUBSEP "none" SUBSEP "warm"), v("lk" SUBSEP "none" SUBSEP "cold") > full
+	printf "| 4097 functions, 256-bucket index (as built) | %s | %s |\n", v("lk" SUBSEP "256" SUBSEP "warm"), v("lk" SUBSEP "256" SUBSEP "cold") > full
+	printf "| real code (sframebt built -O2 -fomit-frame-pointer) | %s | %s |\n", v("lk" SUBSEP "real" SUBSEP "warm"), v("lk" SUBSEP "real" SUBSEP "cold") > full
+	print "" > full
+	printf "System calls per warm backtrace: %s (%s in the SIGPROF handler; libunwind %s).\n", \
+		v("sys" SUBSEP "sframebt" SUBSEP "v1"), v("sys" SUBSEP "sframebt (SIGPROF handler)" SUBSEP "v1"), \
+		v("sys" SUBSEP "unw (SIGPROF handler)" SUBSEP "v1") > full
+	print "" > full
+	print "**Targets** checked by the run:" > full
+	print "" > full
+	for (i = 1; i <= nt; i++) print targets[i] > full
+}' "$R" || exit 1
+
+# replace FILE BEGIN END BLOCK: the lines strictly between the markers.
+replace() {
+	grep -q "^$2\$" "$1" && grep -q "^$3\$" "$1" || return 0
+	awk -v b="$2" -v e="$3" -v blk="$4" '
+		$0 == b { print; while ((getline l < blk) > 0) print l; skip = 1; next }
+		$0 == e { skip = 0 }
+		!skip' "$1" >"$tmp.out" && cat "$tmp.out" >"$1"
+}
+for f; do
+	[ -f "$f" ] || continue
+	replace "$f" '<!-- results:begin -->' '<!-- results:end -->' "$tmp.full"
+	replace "$f" '<!-- speed:begin -->' '<!-- speed:end -->' "$tmp.short"
+done

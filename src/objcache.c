@@ -13,6 +13,7 @@
 #include "elf_phdrs.h"
 #include "entry.h"
 #include "memread.h"
+#include "seqlock.h"
 #include "sframe_format.h"
 #include "startup.h"
 
@@ -21,7 +22,7 @@
 #endif
 
 struct sfb_slot {
-	_Atomic uint32_t seq;
+	sfb_seq seq;
 	struct sfb_object obj;
 };
 
@@ -66,13 +67,12 @@ static int bound_slot(unsigned p)
 static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 {
 	struct sfb_slot *s = &table[i];
-	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+	uint32_t seq = sfb_seq_begin(&s->seq);
 	*seq_out = seq;
-	if (seq == 0 || (seq & 1))
+	if (!sfb_seq_stable(seq))
 		return false;
 	memcpy(out, &s->obj, sizeof *out);
-	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
+	return !sfb_seq_changed(&s->seq, seq);
 }
 
 /* objcache.h: sfb_objcache_permanent().  n starts past the fixed
@@ -163,17 +163,13 @@ static uint8_t kept_entry_of(const struct dl_find_object *r)
 
 static bool slot_claim(unsigned i, uint32_t seen)
 {
-	return atomic_compare_exchange_strong_explicit(&table[i].seq, &seen, seen | 1,
-						       memory_order_acquire,
-						       memory_order_relaxed);
+	return sfb_seq_claim(&table[i].seq, seen);
 }
 
 static void slot_publish(unsigned i, const struct sfb_object *obj)
 {
-	struct sfb_slot *s = &table[i];
-	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
-	memcpy(&s->obj, obj, sizeof *obj);
-	atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
+	memcpy(&table[i].obj, obj, sizeof *obj);
+	sfb_seq_publish(&table[i].seq);
 }
 
 static bool same_object(const struct sfb_object *o, const struct dl_find_object *r)

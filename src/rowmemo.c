@@ -89,15 +89,13 @@ static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 {
 	bool written = sfb_memo_page_written(e);
 	uint32_t seq = written ? atomic_load_explicit(&e->seq, memory_order_relaxed) : 0;
-	if ((seq & 1) || !atomic_compare_exchange_strong_explicit(
-				 &e->seq, &seq, seq + 1, memory_order_acquire,
-				 memory_order_relaxed))
+	if (!sfb_seq_claim(&e->seq, seq))
 		return;
 	e->key = key;
 	e->epoch = epoch;
 	e->row = *row;
 	sfb_memo_set_hint(e, e); /* never NULL once written: see walk.c */
-	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+	sfb_seq_publish(&e->seq);
 	if (!written)
 		atomic_fetch_or_explicit(&sfb_memo_pages_written, sfb_memo_page_bit(e),
 					 memory_order_relaxed);

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "seqlock.h"
 #include "sframe_decode.h"
 
 #define SFB_MEMO_ENTRIES 4096
@@ -61,7 +62,7 @@ struct sfb_memo_row {
 #define SFB_MEMO_FP_LOWEST_SLOT (-2)
 
 struct sfb_memo_entry {
-	_Atomic uint32_t seq; /* 0 empty, odd busy, even stable */
+	sfb_seq seq;          /* seqlock.h */
 	uint32_t epoch;
 	uintptr_t key;
 	struct sfb_memo_row row;
@@ -111,18 +112,14 @@ static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
 static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
 				uint32_t epoch, struct sfb_memo_row *row)
 {
-	uint32_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+	uint32_t seq = sfb_seq_begin(&e->seq);
 	uintptr_t other_key = e->key;
 	uint32_t other_epoch = e->epoch;
 	*row = e->row;
-	atomic_thread_fence(memory_order_acquire);
-	uint32_t again = atomic_load_explicit(&e->seq, memory_order_relaxed);
-	/* One branch for all four conditions, not four: the walker's inner
-	 * loop is limited by branches as much as by instructions.  "seq even
-	 * and unchanged" is again == (seq & ~1): an odd seq would have to go
-	 * back by one.  A row read while the entry changed is discarded
-	 * unused. */
-	return ((other_key ^ key) | (other_epoch ^ epoch) | (again ^ (seq & ~1u))) == 0;
+	/* One branch for all the conditions: the walker's inner loop is
+	 * limited by branches as much as by instructions.  A row read while
+	 * the entry changed is discarded unused. */
+	return ((other_key ^ key) | (other_epoch ^ epoch) | sfb_seq_changed(&e->seq, seq)) == 0;
 }
 
 /* Rows are memoised for exact PCs too (the interrupted instruction of a

@@ -1,15 +1,9 @@
-/* Stack memory reads that cannot fault.  See memread.h for the design.
+/* Stack memory reads that cannot fault (see docs/DESIGN.md, Stack reads).
  *
- * Probing techniques considered:
- * - mincore(): reports mapped pages, not readable ones, so a PROT_NONE
- *   guard page passes; rejected.
- * - process_vm_readv() on ourselves: reads without faulting, but one
- *   system call per word, and seccomp profiles sometimes forbid it.
- * - write() of the bytes to a pipe: needs a file descriptor kept open.
- * - rt_sigprocmask(~0, addr, NULL, 8): the kernel copies 8 bytes from addr
- *   before it rejects the invalid 'how'.  EFAULT means unreadable; nothing
- *   else happens.  Abseil's AddressIsReadable uses the same trick.  Chosen;
- *   about 150 ns here, paid once per page per walk. */
+ * The probe is rt_sigprocmask(~0, addr, NULL, 8): the kernel copies 8
+ * bytes from addr before it rejects the invalid 'how', so EFAULT means
+ * unreadable and nothing else happens (Abseil's AddressIsReadable uses the
+ * same trick).  A system call, so it is paid once per page per walk. */
 #include "memread.h"
 
 #include <errno.h>

@@ -7,7 +7,8 @@
  * otherwise, no side effect), and a readable page becomes a window.  So a
  * corrupted stack pointer can never fault the walker, and a walk over one
  * stack pays about one probe per distinct page it touches, which the
- * per-thread cache in memread.c avoids for the thread's own stack. */
+ * per-thread cache in memread.c avoids for the thread's own stack
+ * (docs/DESIGN.md, Stack reads). */
 #ifndef SFB_MEMREAD_H
 #define SFB_MEMREAD_H
 

@@ -189,18 +189,13 @@ parse_fre(const struct sfb_section *s, uint8_t fre_type, uint64_t at, uint64_t e
  * the start of the next one if there is one.  Each FRE passed is parsed
  * (and checked) by parse_fre() inlined, for its start and length only;
  * the one that applies is kept by its offset and parsed again, not
- * copied on every step.  About 40 instructions a FRE, accessor included,
- * where the scan with parse_fre() out of line and the best FRE copied
- * cost about 90: code built without frame pointers has a FRE at every
- * push and pop (sframebt's own sources at -O2: 10 a function, 17 for the
- * function a random PC lies in, about 5 scanned a lookup), and a
- * first-time lookup there went from 1116 to 933 instructions (256-bucket
- * index; a scan with the checks written out again, not through
- * parse_fre(), saved 29 more and was not kept).  Inlined,
- * with fre_type a constant in each of sfb_lookup()'s three calls.  Why
- * not search without scanning: the format has no index of FRE positions,
- * and keeping one would cost memory per FRE for lookups the row memo
- * mostly spares. */
+ * copied on every step: code built without frame pointers has a FRE at
+ * every push and pop, and a lookup passes several.  Inlined, with
+ * fre_type a constant in each of sfb_lookup()'s three calls, so that a
+ * FRE header's rules live in parse_fre() alone.  Why not search without
+ * scanning: the format has no index of FRE positions, and keeping one
+ * would cost memory per FRE for lookups the row memo mostly spares
+ * (docs/SPEED.md, Optimisations kept and dropped). */
 static inline __attribute__((always_inline)) int
 scan_fres(const struct sfb_section *s, uint8_t fre_type, uint64_t at, uint64_t end,
 	  uint32_t n, uint64_t key, struct fre *best, uint64_t *next_start)

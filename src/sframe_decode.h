@@ -13,8 +13,8 @@
 #include "bytes.h"
 #include "row.h"
 
-/* Why a section was rejected.  Stable numbers: printed by tools, documented
- * in the README. */
+/* Why a section was rejected.  Stable numbers: printed by tools, listed in
+ * docs/DESIGN.md, Validation and reason codes. */
 enum sfb_err {
 	SFB_OK = 0,
 	SFB_E_TRUNCATED = 1,    /* shorter than the header, or a sub-section runs past the end */

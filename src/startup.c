@@ -1,31 +1,16 @@
 /* Objects loaded at start-up (startup.h), told apart with public
- * interfaces only.
+ * interfaces only; docs/DESIGN.md, Discovery, says why this is sound.
  *
- * glibc's link_map records how an object came (l_type), but that part of
- * it is private.  Two public facts do instead:
- * - The base namespace's list (_r_debug.r_map, then l_next) is in load
- *   order, and objects are only ever appended: everything loaded at
- *   start-up comes before everything dlopen() loaded, and stays.  So any
- *   object listed before one known to be a start-up object is one too.
- * - The start-up objects are the main program, LD_PRELOAD objects and the
- *   closure of their DT_NEEDED entries.  A needed name N was resolved, at
- *   start-up, to an object glibc matched by name: its l_name is N, or ends
- *   in "/N" when it was found by a search, or its DT_SONAME is N.  We take
- *   the first object in list order that matches N in one of these ways:
- *   the one glibc chose matches, and is a start-up object, so the first
- *   match is it or an object listed before it, a start-up object too.  A
- *   name we cannot match (a needed "$ORIGIN/libx.so", which glibc matches
- *   unexpanded) marks nothing: that object is then confirmed like any
- *   other, never trusted wrongly.
- * So: mark the main program, follow DT_NEEDED names breadth-first, and
- * take every object up to the last one marked (which brings in LD_PRELOAD
- * objects and the vdso).
- *
- * Tried and rejected: dl_iterate_phdr()'s dlpi_adds (counts dlopen()ed
- * objects too; the start-up count is not kept); TLS module ids (only for
- * objects with TLS); making every candidate RTLD_NODELETE to be safe
- * without the argument above (a dlopen() per object at start-up, and
- * dlopen() cannot run under the lock the list is read with).
+ * The base namespace's list (_r_debug.r_map, then l_next) is in load
+ * order and only appended to, so an object listed before a start-up
+ * object is one too.  Mark the main program; follow DT_NEEDED names
+ * breadth-first, each marking the first listed object whose l_name is the
+ * name N, or ends in "/N", or whose DT_SONAME is N (glibc's choice is that
+ * object or a later one); a name that matches nothing ("$ORIGIN/libx.so",
+ * which glibc matches unexpanded) marks nothing, so that object is
+ * confirmed like any other, never trusted wrongly.  Then take every object
+ * up to the last one marked (which brings in LD_PRELOAD objects and the
+ * vdso).
  *
  * It runs once, from a constructor (objcache.c), inside dl_iterate_phdr():
  * glibc changes the list only under the lock that holds, so the list

@@ -4,8 +4,9 @@
  * DT_NEEDED closure, LD_PRELOAD objects, the vdso and ld.so stay until
  * exit.  The walker trusts their descriptions for good (objcache.h, the
  * kept objects) instead of confirming each one with _dl_find_object() on
- * every walk, which costs about 110 ns a sample when its tables are cold.
- * startup.c says how they are told apart with public interfaces only. */
+ * every walk, the largest cost of a sample in a library that is not kept.
+ * How they are told apart with public interfaces only: docs/DESIGN.md,
+ * Discovery. */
 #ifndef SFB_STARTUP_H
 #define SFB_STARTUP_H
 

@@ -539,9 +539,9 @@ static void *load_helper(const char *name, const char *sym, void **h, struct dl_
 /* ---- An object whose first page cannot be read ------------------------------------
  * Nor can its program headers: the walker probes the page once, describes
  * the object as having no rows, and must not read the page when it meets
- * the object again in its cache.  (Until session 7, the cache hit's check
- * that the object was still the one described read its ELF header.)  An
- * object no earlier test loaded: where a readable object was cached, the
+ * the object again in its cache (the check that a cache hit is still the
+ * object described must not read its ELF header then).  An object no
+ * earlier test loaded: where a readable object was cached, the
  * first page is trusted to stay readable (objcache.h). */
 
 static void test_unreadable_first_page(void)

@@ -47,6 +47,7 @@ enum sfb_cfi_err {
 	SFB_CFI_E_BUDGET = 9,       /* more than SFB_CFI_MAX_OPS instructions */
 	SFB_CFI_E_REGISTER = 10,    /* a rule for a register the row cannot hold */
 	SFB_CFI_E_EXPR = 11,        /* malformed, unsupported or over-budget DWARF expression */
+	SFB_CFI_E_LEB = 12,         /* a LEB128 number longer than 10 bytes or past 64 bits */
 };
 const char *sfb_cfi_err_name(int err);
 
@@ -78,6 +79,7 @@ struct sfb_cfi_fde {
 	uint32_t ra_column;
 	uint32_t cie_insns, cie_insns_end;   /* offsets in frame: initial instructions */
 	uint32_t fde_insns, fde_insns_end;   /* offsets in frame: the FDE's instructions */
+	uint8_t ptr_enc;               /* the CIE's pointer encoding ('R'), for DW_CFA_set_loc */
 	uint8_t signal_frame;          /* augmentation 'S' */
 	uint8_t pauth_b;               /* AArch64 augmentation 'B' */
 };
@@ -96,6 +98,8 @@ struct sfb_cfi_table_row {
 	uint64_t pc_lo, pc_hi;         /* the row holds for [pc_lo, pc_hi) */
 	struct sfb_loc cfa;
 	struct sfb_loc reg[SFB_CFI_REGS];
+	uint64_t explicit_regs;        /* bit n: reg[n] was given by an instruction
+					  (readelf prints the others as "u") */
 	uint32_t ra_column;
 	int64_t args_size;             /* DW_CFA_GNU_args_size */
 	uint8_t signal_frame;

@@ -1,0 +1,427 @@
+/* The .eh_frame decoder (src/cfi.c) against GNU readelf.
+ *
+ * For each ELF file (x86-64, read into memory), finds PT_GNU_EH_FRAME and
+ * the PT_LOAD holding .eh_frame, loads them with sfb_cfi_load(), and for
+ * every FDE readelf --debug-dump=frames-interp prints, checks that the
+ * search table finds it with the same range, then compares
+ * sfb_cfi_table_row() with every row readelf prints (at the row's first
+ * and last PC): the CFA rule and every register column, in readelf's
+ * notation (u, s, c-N, v+N, a register name, exp, vexp).  An FDE readelf
+ * prints no rows for (no instructions) is compared with its CIE's row.
+ * Prints the counts: files, FDEs, rows compared, disagreements (each
+ * disagreement also on its own line).
+ *
+ * usage: t_cfi_oracle [ELF...]   (default: the system's libc, ld.so,
+ * libstdc++, libgcc_s and libm; t_cfi_oracle.sh passes objects built
+ * from the project's sources without SFrame). */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfi.h"
+#include "check.h"
+
+static const char *const default_files[] = {
+	"/lib/x86_64-linux-gnu/libc.so.6",
+	"/lib64/ld-linux-x86-64.so.2",
+	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+	"/lib/x86_64-linux-gnu/libgcc_s.so.1",
+	"/lib/x86_64-linux-gnu/libm.so.6",
+};
+
+/* readelf's names of the x86-64 DWARF registers 0..35. */
+static const char *const regnames[SFB_CFI_REGS] = {
+	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+	"st0", "st1", "st2",
+};
+
+static int regno(const char *name)
+{
+	for (int i = 0; i < SFB_CFI_REGS; i++)
+		if (!strcmp(name, regnames[i]))
+			return i;
+	return -1;
+}
+
+static unsigned long n_files, n_fdes, n_rows, n_cells, n_skipped, n_bad;
+
+static void disagree(const char *file, unsigned long long fde, unsigned long long pc,
+		     const char *fmt, const char *a, const char *b)
+{
+	n_bad++;
+	if (n_bad <= 50)
+		printf("# disagreement: %s FDE %#llx pc %#llx: %s: decoder %s, readelf %s\n",
+		       file, fde, pc, fmt, a, b);
+}
+
+/* Our rule in readelf's notation. */
+static void fmt_reg(const struct sfb_cfi_table_row *t, unsigned r, char *buf, size_t n)
+{
+	const struct sfb_loc *l = &t->reg[r];
+	switch (l->kind) {
+	case SFB_LOC_SAME:
+		snprintf(buf, n, "%s", (t->explicit_regs >> r) & 1 ? "s" : "u");
+		break;
+	case SFB_LOC_UNDEFINED:
+		snprintf(buf, n, "u");
+		break;
+	case SFB_LOC_EXPR:
+		if (l->reg != SFB_REG_CFA)
+			snprintf(buf, n, "?base%u", l->reg);
+		else
+			snprintf(buf, n, "%c%+d", l->deref ? 'c' : 'v', l->off);
+		break;
+	case SFB_LOC_REGISTER:
+		snprintf(buf, n, "r%u (%s)", l->reg, l->reg < SFB_CFI_REGS ? regnames[l->reg] : "?");
+		break;
+	case SFB_LOC_DWARF:
+		snprintf(buf, n, "%s", l->deref ? "exp" : "vexp");
+		break;
+	default:
+		snprintf(buf, n, "?kind%u", l->kind);
+	}
+}
+
+static void fmt_cfa(const struct sfb_cfi_table_row *t, char *buf, size_t n)
+{
+	if (t->cfa.kind == SFB_LOC_DWARF)
+		snprintf(buf, n, "exp");
+	else if (t->cfa.kind == SFB_LOC_EXPR && t->cfa.reg < SFB_CFI_REGS)
+		snprintf(buf, n, "%s%+d", regnames[t->cfa.reg], t->cfa.off);
+	else
+		snprintf(buf, n, "?cfa");
+}
+
+#define MAXCOLS 64
+
+struct block {
+	unsigned long long off, cie, pc_lo, pc_hi;
+	bool is_cie, have_header;
+	int ncols;
+	int col[MAXCOLS];            /* DWARF number, -1: not tracked, -2: ra */
+	int nrows;
+	int rows_cap;
+	unsigned long long *loc;
+	char (*cells)[MAXCOLS + 1][24];   /* [row][0] CFA, [row][1+i] column i */
+};
+
+struct cie_row {
+	unsigned long long off;
+	struct block b;
+};
+
+static void block_free(struct block *b)
+{
+	free(b->loc);
+	free(b->cells);
+	memset(b, 0, sizeof *b);
+}
+
+/* Compare the decoder's row at pc with readelf's row i of b. */
+static void compare_row(const char *file, const struct sfb_cfi_section *s,
+			const struct sfb_cfi_fde *f, unsigned long long fde_off,
+			const struct block *b, int i, unsigned long long pc,
+			unsigned long long lo, unsigned long long hi)
+{
+	struct sfb_cfi_table_row t;
+	char ours[32];
+	int err = sfb_cfi_table_row(s, f, pc, &t);
+	if (err) {
+		disagree(file, fde_off, pc, "table_row", sfb_cfi_err_name(err), "a row");
+		return;
+	}
+	n_rows++;
+	if (lo && (t.pc_lo != lo || t.pc_hi != hi)) {
+		char a[64], e[64];
+		snprintf(a, sizeof a, "[%#llx,%#llx)", (unsigned long long)t.pc_lo,
+			 (unsigned long long)t.pc_hi);
+		snprintf(e, sizeof e, "[%#llx,%#llx)", lo, hi);
+		disagree(file, fde_off, pc, "row range", a, e);
+	}
+	fmt_cfa(&t, ours, sizeof ours);
+	if (strcmp(ours, b->cells[i][0]))
+		disagree(file, fde_off, pc, "CFA", ours, b->cells[i][0]);
+	uint64_t seen = 0;
+	for (int c = 0; c < b->ncols; c++) {
+		int r = b->col[c] == -2 ? (int)t.ra_column : b->col[c];
+		if (r < 0 || r >= SFB_CFI_REGS) {
+			n_skipped++;
+			continue;
+		}
+		seen |= (uint64_t)1 << r;
+		fmt_reg(&t, (unsigned)r, ours, sizeof ours);
+		n_cells++;
+		if (strcmp(ours, b->cells[i][1 + c])) {
+			char what[32];
+			snprintf(what, sizeof what, "register %d", r);
+			disagree(file, fde_off, pc, what, ours, b->cells[i][1 + c]);
+		}
+	}
+	/* Every rule the decoder has is in a column readelf prints. */
+	uint64_t extra = t.explicit_regs & ~seen;
+	if (extra) {
+		char a[32];
+		snprintf(a, sizeof a, "%#llx", (unsigned long long)extra);
+		disagree(file, fde_off, pc, "rules for registers readelf has no column for", a,
+			 "none");
+	}
+}
+
+static void check_fde(const char *file, const struct sfb_cfi_section *s,
+		      const struct block *b, const struct block *cie)
+{
+	struct sfb_cfi_fde f;
+	n_fdes++;
+	if (b->pc_lo == b->pc_hi)
+		return; /* an empty range: nothing to look up */
+	int err = sfb_cfi_find(s, b->pc_lo, &f);
+	if (err) {
+		disagree(file, b->off, b->pc_lo, "find", sfb_cfi_err_name(err), "an FDE");
+		return;
+	}
+	if (f.pc_begin != b->pc_lo || f.pc_end != b->pc_hi) {
+		char a[64], e[64];
+		snprintf(a, sizeof a, "%#llx..%#llx", (unsigned long long)f.pc_begin,
+			 (unsigned long long)f.pc_end);
+		snprintf(e, sizeof e, "%#llx..%#llx", b->pc_lo, b->pc_hi);
+		disagree(file, b->off, b->pc_lo, "FDE range", a, e);
+		return;
+	}
+	if (b->nrows == 0) {
+		/* No instructions: the CIE's row holds for the whole FDE. */
+		if (cie && cie->nrows == 1) {
+			compare_row(file, s, &f, b->off, cie, 0, b->pc_lo, b->pc_lo, b->pc_hi);
+			compare_row(file, s, &f, b->off, cie, 0, b->pc_hi - 1, 0, 0);
+		}
+		return;
+	}
+	for (int i = 0; i < b->nrows; i++) {
+		unsigned long long lo = b->loc[i];
+		unsigned long long hi = i + 1 < b->nrows ? b->loc[i + 1] : b->pc_hi;
+		if (hi > b->pc_hi)
+			hi = b->pc_hi;
+		if (lo < b->pc_lo || lo >= hi)
+			continue; /* a row for no PC */
+		compare_row(file, s, &f, b->off, b, i, lo, lo, hi);
+		if (hi - 1 != lo)
+			compare_row(file, s, &f, b->off, b, i, hi - 1, 0, 0);
+	}
+}
+
+/* Read the whole file. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	long n = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	unsigned char *p = n > 0 ? malloc((size_t)n) : NULL;
+	if (p && fread(p, 1, (size_t)n, fp) != (size_t)n) {
+		free(p);
+		p = NULL;
+	}
+	fclose(fp);
+	*len = (size_t)n;
+	return p;
+}
+
+/* The PT_LOAD holding addr: its end in the file image. */
+static bool load_end(const Elf64_Phdr *ph, int n, uint64_t addr, uint64_t *end)
+{
+	for (int i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && addr >= ph[i].p_vaddr &&
+		    addr < ph[i].p_vaddr + ph[i].p_filesz) {
+			*end = ph[i].p_vaddr + ph[i].p_filesz;
+			return true;
+		}
+	return false;
+}
+
+static void check_file(const char *file)
+{
+	size_t len;
+	unsigned char *img = slurp(file, &len);
+	if (!img) {
+		CHECK(0, "%s: readable", file);
+		return;
+	}
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64 ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > len) {
+		CHECK(0, "%s: an x86-64 ELF64 file", file);
+		free(img);
+		return;
+	}
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+	const Elf64_Phdr *hdr = NULL;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_GNU_EH_FRAME)
+			hdr = &ph[i];
+	if (!hdr || hdr->p_offset + hdr->p_filesz > len) {
+		CHECK(0, "%s: has PT_GNU_EH_FRAME", file);
+		free(img);
+		return;
+	}
+	/* File offset = vaddr - (p_vaddr - p_offset) for every PT_LOAD of
+	 * these objects; take the hdr's segment's. */
+	uint64_t limit;
+	uintptr_t base = 0;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && hdr->p_vaddr >= ph[i].p_vaddr &&
+		    hdr->p_vaddr < ph[i].p_vaddr + ph[i].p_filesz)
+			base = (uintptr_t)img + ph[i].p_offset - ph[i].p_vaddr;
+	struct sfb_cfi_section s;
+	int err = SFB_CFI_E_HDR;
+	if (load_end(ph, eh->e_phnum, hdr->p_vaddr, &limit))
+		err = sfb_cfi_load(&s, img + hdr->p_offset, hdr->p_filesz, hdr->p_vaddr, limit,
+				   base);
+	if (err == SFB_CFI_OK && load_end(ph, eh->e_phnum, s.frame_addr, &limit))
+		err = sfb_cfi_load(&s, img + hdr->p_offset, hdr->p_filesz, hdr->p_vaddr, limit,
+				   base);
+	CHECK(err == SFB_CFI_OK, "%s: sfb_cfi_load: %s, %u FDEs in the table", file,
+	      sfb_cfi_err_name(err), s.fde_count);
+	if (err) {
+		free(img);
+		return;
+	}
+	n_files++;
+
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames-interp '%s' 2>/dev/null", file);
+	FILE *rp = popen(cmd, "r");
+	if (!rp) {
+		CHECK(0, "%s: readelf runs", file);
+		free(img);
+		return;
+	}
+	unsigned long before_fdes = n_fdes, before_rows = n_rows, before_bad = n_bad;
+	struct block cur = { 0 };
+	struct cie_row *cies = NULL;
+	size_t ncies = 0;
+	bool in_block = false;
+	char line[4096];
+	/* Finish the block being read: a CIE is kept for its FDEs, an FDE
+	 * is checked. */
+	#define FINISH()                                                              \
+		do {                                                                  \
+			if (!in_block)                                                \
+				break;                                                \
+			if (cur.is_cie) {                                             \
+				cies = realloc(cies, (ncies + 1) * sizeof *cies);     \
+				cies[ncies].off = cur.off;                            \
+				cies[ncies++].b = cur;                                \
+				memset(&cur, 0, sizeof cur);                          \
+			} else {                                                      \
+				const struct block *cb = NULL;                        \
+				for (size_t k = 0; k < ncies; k++)                    \
+					if (cies[k].off == cur.cie)                   \
+						cb = &cies[k].b;                      \
+				check_fde(file, &s, &cur, cb);                        \
+				block_free(&cur);                                     \
+			}                                                             \
+			in_block = false;                                             \
+		} while (0)
+	while (fgets(line, sizeof line, rp)) {
+		unsigned long long off, elen, id, cie, lo, hi;
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &off, &elen, &id,
+			   &cie, &lo, &hi) == 6) {
+			FINISH();
+			cur = (struct block){ .off = off, .cie = cie, .pc_lo = lo, .pc_hi = hi };
+			in_block = true;
+			continue;
+		}
+		if (sscanf(line, "%llx %llx %llx CIE", &off, &elen, &id) == 3 &&
+		    strstr(line, " CIE")) {
+			FINISH();
+			cur = (struct block){ .off = off, .is_cie = true };
+			in_block = true;
+			continue;
+		}
+		if (!in_block)
+			continue;
+		if (line[0] == 0) {
+			FINISH();
+			continue;
+		}
+		char *tok[MAXCOLS + 2];
+		int nt = 0;
+		/* A register rule prints as "r9 (r9)": one cell. */
+		for (char *p = strtok(line, " "); p && nt < MAXCOLS + 2; p = strtok(NULL, " ")) {
+			if (p[0] == '(' && nt > 0)
+				p[-1] = ' ';
+			else
+				tok[nt++] = p;
+		}
+		if (nt >= 2 && !strcmp(tok[0], "LOC") && !strcmp(tok[1], "CFA")) {
+			cur.ncols = nt - 2;
+			cur.have_header = true;
+			for (int c = 0; c < cur.ncols; c++)
+				cur.col[c] = !strcmp(tok[2 + c], "ra") ? -2 : regno(tok[2 + c]);
+			continue;
+		}
+		if (nt >= 2 && cur.have_header) {
+			if (nt != cur.ncols + 2) {
+				disagree(file, cur.off, 0, "readelf row with a column count not its header's",
+					 tok[0], "");
+				continue;
+			}
+			if (cur.nrows == cur.rows_cap) {
+				cur.rows_cap = cur.rows_cap ? 2 * cur.rows_cap : 16;
+				cur.loc = realloc(cur.loc, cur.rows_cap * sizeof *cur.loc);
+				cur.cells = realloc(cur.cells, cur.rows_cap * sizeof *cur.cells);
+			}
+			cur.loc[cur.nrows] = strtoull(tok[0], NULL, 16);
+			for (int c = 0; c < nt - 1; c++)
+				snprintf(cur.cells[cur.nrows][c], 24, "%s", tok[1 + c]);
+			cur.nrows++;
+		}
+	}
+	FINISH();
+	#undef FINISH
+	/* readelf exits 1 on objects without debugging sections, whatever
+	 * it printed: its output is checked by the counts instead. */
+	pclose(rp);
+	for (size_t k = 0; k < ncies; k++)
+		block_free(&cies[k].b);
+	free(cies);
+	CHECK(n_fdes - before_fdes == s.fde_count,
+	      "%s: readelf's FDEs (%lu) are the table's (%u)", file, n_fdes - before_fdes,
+	      s.fde_count);
+	CHECK(n_bad == before_bad && n_rows > before_rows,
+	      "%s: %lu FDEs, %lu rows, %lu disagreements", file, n_fdes - before_fdes,
+	      n_rows - before_rows, n_bad - before_bad);
+	free(img);
+}
+
+int main(int argc, char **argv)
+{
+	if (system("readelf --version >/dev/null 2>&1") != 0) {
+		CHECK(0, "readelf is installed");
+		CHECK_DONE();
+	}
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++)
+			check_file(argv[i]);
+	} else {
+		for (size_t i = 0; i < sizeof default_files / sizeof *default_files; i++)
+			if (access(default_files[i], R_OK) == 0)
+				check_file(default_files[i]);
+	}
+	printf("# files %lu, FDEs %lu, rows compared %lu (%lu register cells, %lu columns of "
+	       "untracked registers skipped), disagreements %lu\n",
+	       n_files, n_fdes, n_rows, n_cells, n_skipped, n_bad);
+	CHECK(n_bad == 0 && n_files > 0, "oracle: %lu files, %lu FDEs, %lu rows, %lu disagreements",
+	      n_files, n_fdes, n_rows, n_bad);
+	CHECK_DONE();
+}

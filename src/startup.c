@@ -18,6 +18,7 @@
  * read.  No allocation: the candidates live on the stack. */
 #define _GNU_SOURCE
 #include "startup.h"
+#include "discover.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -25,6 +26,12 @@
 #include <stdbool.h>
 #include <string.h>
 
+struct scan {
+	struct sfb_range *out;
+	unsigned max, n;
+};
+
+#ifdef __GLIBC__
 /* Dynamic entries read per object: far more than any real one has. */
 #define MAX_DYN 4096
 /* Link maps looked at: the candidates (72 bytes each) live on the stack. */
@@ -39,11 +46,6 @@ struct candidate {
 	const char *soname;
 	uint32_t base_hash, soname_hash;
 	bool marked;
-};
-
-struct scan {
-	struct sfb_range *out;
-	unsigned max, n;
 };
 
 static uint32_t name_hash(const char *s)
@@ -87,8 +89,8 @@ static void describe(struct candidate *c, const struct link_map *lm)
 {
 	memset(c, 0, sizeof *c);
 	c->lm = lm;
-	struct dl_find_object r;
-	if (lm->l_ld && _dl_find_object((void *)lm->l_ld, &r) == 0 && r.dlfo_link_map == lm)
+	struct sfb_found r;
+	if (lm->l_ld && sfb_discover((void *)lm->l_ld, &r) == 0 && r.dlfo_link_map == lm)
 		c->map = (struct sfb_range){ (uintptr_t)r.dlfo_map_start,
 					     (uintptr_t)r.dlfo_map_end };
 	const ElfW(Dyn) *d = lm->l_ld;
@@ -185,6 +187,27 @@ static int scan_once(struct dl_phdr_info *info, size_t size, void *arg)
 	scan_list(arg);
 	return 1; /* done, under this one hold of the lock */
 }
+
+#else
+/* musl never unloads an object (its dlclose() leaves it mapped): every
+ * object loaded so far stays, whether start-up or dlopen() loaded it. */
+static int scan_once(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct scan *s = arg;
+	struct sfb_found r;
+	for (int i = 0; i < info->dlpi_phnum && s->n < s->max; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_LOAD)
+			continue;
+		void *at = (void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		if (sfb_discover(at, &r) == 0 && !sfb_found_is_main(&r))
+			s->out[s->n++] = (struct sfb_range){ (uintptr_t)r.dlfo_map_start,
+							     (uintptr_t)r.dlfo_map_end };
+		break;
+	}
+	return 0;
+}
+#endif
 
 unsigned sfb_startup_objects(struct sfb_range *out, unsigned max)
 {

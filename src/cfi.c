@@ -342,7 +342,7 @@ static int parse_cie(const struct sfb_cfi_section *s, uint64_t off, struct cie *
 			case 'R':
 				if (!get(b, &at, aend, 1, &e))
 					return SFB_CFI_E_CIE;
-				if (!enc_ok((uint8_t)e))
+				if ((e & PE_INDIRECT) || !enc_ok((uint8_t)e))
 					return SFB_CFI_E_CIE;
 				c->enc = (uint8_t)e;
 				break;

@@ -28,3 +28,24 @@ else
 	echo "$res" | tail -30
 	exit 1
 fi
+# The same for the .eh_frame decoder's target over tests/fuzz-corpus-cfi/.
+out=$B/fuzz/fuzz_cfi_smoke
+src="tests/fuzz_cfi.c src/cfi.c"
+if $CC $flags $san $src -o "$out" 2>"$out.log"; then
+	how="with ASan+UBSan"
+elif $CC $flags $src -o "$out" 2>>"$out.log"; then
+	how="without sanitizers"
+else
+	echo "not ok - fuzz_cfi builds with $CC"
+	cat "$out.log"
+	exit 1
+fi
+echo "ok - fuzz_cfi builds with $CC ($how)"
+n=$(ls tests/fuzz-corpus-cfi | wc -l)
+if res=$(ASAN_OPTIONS=detect_leaks=1 "$out" tests/fuzz-corpus-cfi/* 2>&1); then
+	echo "ok - fuzz_cfi over $n seeds: $res"
+else
+	echo "not ok - fuzz_cfi over $n seeds"
+	echo "$res" | tail -30
+	exit 1
+fi

@@ -363,14 +363,18 @@ __attribute__((constructor(101))) static void discover_init(void)
 	sfb_discover_refresh();
 }
 #else
+/* musl: a static program (no dynamic section) has its own headers; a
+ * dynamic one, or a static PIE, the table. */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak));
+
 int sfb_discover(void *pc, struct sfb_found *out)
 {
-	return discover_table(pc, out);
+	return _DYNAMIC ? discover_table(pc, out) : discover_static(pc, out);
 }
 
 __attribute__((constructor(101))) static void discover_init(void)
 {
-	use_table = true;
+	use_table = _DYNAMIC != NULL;
 	sfb_discover_refresh();
 }
 #endif

@@ -250,7 +250,7 @@ static void test_dlopen(const char *dir)
 		CHECK(dl_chain_ok(), "dlopen: before warm-up, %d frames through the new object "
 				     "(_dl_find_object)", dl_n);
 	else
-		CHECK(dl_n == 2 && dl_status.stop == SFRAME_BT_STOP_NO_OBJECT &&
+		CHECK(dl_n == 1 && dl_status.stop == SFRAME_BT_STOP_NO_OBJECT &&
 			      dl_status.stop_pc == dl_ra[2],
 		      "dlopen: before warm-up, the walk stops in the new object with no-object "
 		      "(%d frames, %s)", dl_n, sframe_bt_stop_name(dl_status.stop));

@@ -1,0 +1,118 @@
+#!/bin/bash
+# make test-port: the walker tests where users' programs run.
+#   glibc-static  the host's glibc, gcc -static (discovery: __ehdr_start)
+#   glibc-2.31    Debian bullseye's libc6/libc6-dev, fetched privately
+#                 (tests/fixtures/toolchains.sh), linked against them and
+#                 run with their ld.so (discovery: the object table)
+#   musl          Debian's musl-gcc, dynamic (the object table)
+#   musl-static   musl-gcc -static (__ehdr_start)
+# Each configuration builds the library in its own build-port-* directory
+# and runs tests/port/t_port_walk.c (chains, SIGPROF samples, a crash,
+# a dlopen()ed object where there is a dynamic linker).  Prints "ok - " /
+# "not ok - " lines and ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+. tests/install-deps.sh
+install_deps musl-tools musl-dev gcc make binutils >/dev/null
+pass=0
+fail=0
+J=${SFB_PORT_JOBS:-2}
+
+# run CFG PROG [LOADER...]: run a test program, count its lines
+run() {
+	cfg=$1 prog=$2
+	shift 2
+	log=$(dirname "$prog")/../port-$(basename "$prog").log
+	SFB_BUILD=$(dirname "$(dirname "$prog")") timeout 300 "$@" "$prog" >"$log" 2>&1
+	rc=$?
+	sed -n -e "s/^ok - /ok - [$cfg] /p" -e "s/^not ok - /not ok - [$cfg] /p" "$log"
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - [$cfg] $(basename "$prog") exited with status $rc (log: $log)"
+		f=1
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+# check CFG COND-EXIT-STATUS TEXT
+check() {
+	if [ "$2" -eq 0 ]; then
+		echo "ok - [$1] $3"
+		pass=$((pass + 1))
+	else
+		echo "not ok - [$1] $3"
+		fail=$((fail + 1))
+	fi
+}
+
+# build CFG B MAKE-ARGS... TARGETS: a fresh build directory each time
+build() {
+	cfg=$1 b=$2
+	shift 2
+	rm -rf "$b"
+	if ! make -j"$J" B="$b" "$@" >"$b.log" 2>&1; then
+		echo "not ok - [$cfg] build failed:"
+		tail -15 "$b.log" | sed 's/^/#   /'
+		fail=$((fail + 1))
+		return 1
+	fi
+}
+
+# --- glibc, static -----------------------------------------------------------
+B=build-port-static
+if build glibc-static $B lib $B/tests/t_port_static; then
+	readelf -lW $B/tests/t_port_static | grep -q INTERP
+	check glibc-static $((! $?)) "t_port_static has no program interpreter (static)"
+	run glibc-static $B/tests/t_port_static
+fi
+
+# --- glibc 2.31 (Debian bullseye) -------------------------------------------
+TC=${SFB_TC:-${SFRAME_TOOLCHAINS:-$HOME/.cache/sframebt-toolchains}}
+R=$TC/root/glibc231
+if bash -c '. tests/fixtures/toolchains.sh && tc_fetch bullseye glibc231 libc6 libc6-dev linux-libc-dev'; then
+	# The packages' links are absolute (/lib/...): make them point
+	# inside the unpacked tree, where the linker and loader look.
+	for d in "$R/lib64" "$R/usr/lib/x86_64-linux-gnu"; do
+		for f in "$d"/*; do
+			[ -L "$f" ] || continue
+			t=$(readlink "$f")
+			case $t in /*) ln -sfn "$R$t" "$f" ;; esac
+		done
+	done
+	L=$R/usr/lib/x86_64-linux-gnu
+	LIB=$R/lib/x86_64-linux-gnu
+	# Headers, crt files and libraries of 2.31; its ld.so as the
+	# interpreter, its libraries first (RPATH reaches dlopen()ed objects'
+	# needs too).  librt: timer_create is not yet in libc.
+	CC231="gcc --sysroot=$R -B$L/ -L$L -L$LIB -Wl,--push-state,--no-as-needed,-lrt,--pop-state"
+	CC231="$CC231 -Wl,--dynamic-linker=$LIB/ld-linux-x86-64.so.2,--disable-new-dtags,-rpath,$LIB"
+	B=build-port-glibc231
+	if build glibc-2.31 $B CC="$CC231" lib $B/tests/t_port_walk; then
+		v=$(readelf -VW $B/tests/t_port_walk $B/libsframebt.so.0.1.0 |
+			grep -o 'GLIBC_2\.[0-9.]*' | sort -uV | tail -1)
+		case $v in GLIBC_2.3[2-9]*|GLIBC_2.[4-9]*) ok=1 ;; *) ok=0 ;; esac
+		check glibc-2.31 $ok "t_port_walk and libsframebt.so need at most $v (linked against 2.31)"
+		readelf -lW $B/tests/t_port_walk | grep -q "interpreter: $LIB/ld-linux"
+		check glibc-2.31 $? "t_port_walk runs with bullseye's ld.so"
+		run glibc-2.31 $B/tests/t_port_walk
+	fi
+else
+	echo "not ok - [glibc-2.31] cannot fetch Debian bullseye's libc6 and libc6-dev"
+	fail=$((fail + 1))
+fi
+
+# --- musl -------------------------------------------------------------------
+B=build-port-musl
+if build musl $B CC=musl-gcc lib $B/tests/t_port_walk $B/tests/t_port_static; then
+	readelf -lW $B/tests/t_port_walk | grep -q 'interpreter: .*ld-musl'
+	check musl $? "t_port_walk runs with musl's dynamic linker"
+	run musl $B/tests/t_port_walk
+	readelf -lW $B/tests/t_port_static | grep -q INTERP
+	check musl-static $((! $?)) "t_port_static (musl) has no program interpreter (static)"
+	run musl-static $B/tests/t_port_static
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -11,11 +11,16 @@
  * Prints the counts: files, FDEs, rows compared, disagreements (each
  * disagreement also on its own line).
  *
+ * Every DWARF expression rule met is also evaluated (with every register
+ * and word readable), so that an operation the evaluator lacks shows.
+ *
  * usage: t_cfi_oracle [ELF...]   (default: the system's libc, ld.so,
- * libstdc++, libgcc_s and libm; t_cfi_oracle.sh passes objects built
- * from the project's sources without SFrame). */
+ * libstdc++, libgcc_s and libm, and this process's vDSO written to a
+ * file; t_cfi_oracle.sh passes objects built from the project's sources
+ * without SFrame). */
 #include <elf.h>
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +53,7 @@ static int regno(const char *name)
 	return -1;
 }
 
-static unsigned long n_files, n_fdes, n_rows, n_cells, n_skipped, n_bad;
+static unsigned long n_files, n_fdes, n_rows, n_cells, n_skipped, n_bad, n_exprs;
 
 static void disagree(const char *file, unsigned long long fde, unsigned long long pc,
 		     const char *fmt, const char *a, const char *b)
@@ -122,6 +127,37 @@ static void block_free(struct block *b)
 	memset(b, 0, sizeof *b);
 }
 
+/* Every register has a value and every address a word: an expression
+ * fails only on an operation the evaluator does not support. */
+static bool any_reg(void *arg, unsigned regno, uint64_t *out)
+{
+	(void)arg;
+	*out = 0x7ffc00000000ull + regno * 0x100;
+	return true;
+}
+
+static bool any_mem(void *arg, uint64_t addr, uint64_t *out)
+{
+	(void)arg;
+	*out = addr ^ 0x5555;
+	return true;
+}
+
+static void eval_rule(const char *file, const struct sfb_cfi_section *s,
+		      unsigned long long fde_off, unsigned long long pc,
+		      const struct sfb_loc *l, bool push_cfa)
+{
+	static const struct sfb_cfi_eval_ctx cx = { any_reg, any_mem, NULL };
+	uint64_t v;
+	if (l->kind != SFB_LOC_DWARF)
+		return;
+	n_exprs++;
+	int err = sfb_cfi_eval(s->frame.p, s->frame.len, (uint32_t)l->off, l->reg, &cx, push_cfa,
+			       0x7ffc00001000ull, &v);
+	if (err)
+		disagree(file, fde_off, pc, "expression", sfb_cfi_err_name(err), "(evaluable)");
+}
+
 /* Compare the decoder's row at pc with readelf's row i of b. */
 static void compare_row(const char *file, const struct sfb_cfi_section *s,
 			const struct sfb_cfi_fde *f, unsigned long long fde_off,
@@ -143,6 +179,9 @@ static void compare_row(const char *file, const struct sfb_cfi_section *s,
 		snprintf(e, sizeof e, "[%#llx,%#llx)", lo, hi);
 		disagree(file, fde_off, pc, "row range", a, e);
 	}
+	eval_rule(file, s, fde_off, pc, &t.cfa, false);
+	for (unsigned r = 0; r < SFB_CFI_REGS; r++)
+		eval_rule(file, s, fde_off, pc, &t.reg[r], true);
 	fmt_cfa(&t, ours, sizeof ours);
 	if (strcmp(ours, b->cells[i][0]))
 		disagree(file, fde_off, pc, "CFA", ours, b->cells[i][0]);
@@ -404,6 +443,34 @@ static void check_file(const char *file)
 	free(img);
 }
 
+/* The vDSO, written to a file for readelf: the image ends with its
+ * section headers. */
+static void check_vdso(void)
+{
+	const unsigned char *v = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	if (!v) {
+		printf("# no vDSO\n");
+		return;
+	}
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)v;
+	size_t len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	const char *dir = getenv("SFB_BUILD");
+	if (!dir)
+		dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[4096];
+	snprintf(path, sizeof path, "%s/vdso-%d.so", dir, (int)getpid());
+	FILE *fp = fopen(path, "wb");
+	if (!fp || fwrite(v, 1, len, fp) != len) {
+		CHECK(0, "vDSO written to %s", path);
+		if (fp)
+			fclose(fp);
+		return;
+	}
+	fclose(fp);
+	check_file(path);
+	remove(path);
+}
+
 int main(int argc, char **argv)
 {
 	if (system("readelf --version >/dev/null 2>&1") != 0) {
@@ -417,10 +484,11 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof default_files / sizeof *default_files; i++)
 			if (access(default_files[i], R_OK) == 0)
 				check_file(default_files[i]);
+		check_vdso();
 	}
 	printf("# files %lu, FDEs %lu, rows compared %lu (%lu register cells, %lu columns of "
-	       "untracked registers skipped), disagreements %lu\n",
-	       n_files, n_fdes, n_rows, n_cells, n_skipped, n_bad);
+	       "untracked registers skipped, %lu expressions evaluated), disagreements %lu\n",
+	       n_files, n_fdes, n_rows, n_cells, n_skipped, n_exprs, n_bad);
 	CHECK(n_bad == 0 && n_files > 0, "oracle: %lu files, %lu FDEs, %lu rows, %lu disagreements",
 	      n_files, n_fdes, n_rows, n_bad);
 	CHECK_DONE();

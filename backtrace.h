@@ -26,9 +26,8 @@
  * (takes no lock, calls no malloc, no stdio, touches no lazily allocated
  * TLS, preserves errno) EXCEPT sframe_backtrace_warmup() and
  * sframe_backtrace_keep_loaded(), which must be called from normal
- * context.  A backtrace taken in normal context may call
- * dl_iterate_phdr() to discover objects loaded since the last call; the
- * same call from a signal handler never does (see README, "Discovery").
+ * context.  No walk calls dl_iterate_phdr(), in any context (see
+ * docs/DESIGN.md, Discovery).
  */
 #ifndef SFRAMEBT_BACKTRACE_H
 #define SFRAMEBT_BACKTRACE_H
@@ -65,7 +64,7 @@ enum sframe_bt_stop {
 	SFRAME_BT_STOP_OUTERMOST = 1,     /* reached the outermost frame (RA undefined, or a return address of 0) */
 	SFRAME_BT_STOP_BUFFER_FULL = 2,   /* size frames were stored */
 	SFRAME_BT_STOP_NO_OBJECT = 3,     /* PC is in no loaded object */
-	SFRAME_BT_STOP_NO_UNWIND_INFO = 4,/* object has no SFrame row for PC, and no fallback applies */
+	SFRAME_BT_STOP_NO_UNWIND_INFO = 4,/* no SFrame row or CFI covers PC, and no fallback applies */
 	SFRAME_BT_STOP_BAD_CFA = 5,       /* computed CFA below SP, misaligned or implausibly far */
 	SFRAME_BT_STOP_UNREADABLE = 6,    /* a stack slot could not be read */
 	SFRAME_BT_STOP_BAD_RA = 7,        /* return address not just after a call instruction */
@@ -73,6 +72,7 @@ enum sframe_bt_stop {
 	SFRAME_BT_STOP_BAD_CONTEXT = 9,   /* NULL or unusable ucontext */
 	SFRAME_BT_STOP_BAD_SECTION = 10,  /* the object's .sframe failed validation */
 	SFRAME_BT_STOP_CACHE_FULL = 11,   /* object could not be cached (table full) */
+	SFRAME_BT_STOP_BAD_EH_FRAME = 12, /* the object's .eh_frame for PC is malformed, or uses CFI sframebt refuses */
 };
 
 /* Where a frame's PC came from. */
@@ -82,6 +82,7 @@ enum sframe_bt_source {
 	SFRAME_BT_FROM_FRAME_POINTER = 2, /* unwound with the frame-pointer rule */
 	SFRAME_BT_FROM_SIGNAL_FRAME = 3,  /* read from a kernel signal frame (sigreturn) */
 	SFRAME_BT_FROM_LINK_REGISTER = 4, /* topmost leaf: RA still in a register */
+	SFRAME_BT_FROM_EH_FRAME = 5,      /* unwound with a DWARF CFI row from .eh_frame */
 };
 
 struct sframe_bt_frame {
@@ -99,6 +100,7 @@ struct sframe_bt_status {
 	int frames_sframe;  /* frames unwound through SFrame rows */
 	int frames_fp;      /* frames unwound through the frame-pointer rule */
 	int frames_signal;  /* signal frames crossed */
+	int frames_eh_frame;/* frames unwound through .eh_frame CFI rows */
 };
 
 /* Flags for sframe_backtrace_ex(). */
@@ -106,7 +108,11 @@ struct sframe_bt_status {
 				    sframe_backtrace_ex (default: yes, always) */
 #define SFRAME_BT_FP_FALLBACK_ANY 0x2 /* allow a validated frame-pointer step
 				    in objects that carry no .sframe at all
-				    (default: off; see README "Fallback") */
+				    (default: off; see docs/DESIGN.md,
+				    Fallback to frame pointers) */
+#define SFRAME_BT_NO_EH_FRAME 0x4 /* SFrame only: never unwind with .eh_frame
+				    CFI where no SFrame row covers a PC
+				    (default: .eh_frame is used) */
 
 /* The full walk.  ucontext: an SA_SIGINFO ucontext, or NULL to start at the
  * caller.  Fills up to size frames and *status (may be NULL); returns the
@@ -131,7 +137,7 @@ SFRAMEBT_API int sframe_backtrace_warmup(void);
  * the main program, with glibc's _dl_find_object(), because dlclose() may
  * have removed it since sframebt described it; in a SIGPROF sample, with
  * glibc's tables gone cold, that check is about 110 ns of a sample's
- * 400-500 on the benchmark's machine (README, "Speed").  This asks glibc
+ * 400-500 on the benchmark's machine (docs/SPEED.md).  This asks glibc
  * never to unload the object (dlopen() with RTLD_NOLOAD | RTLD_NODELETE:
  * a later dlclose() leaves it mapped, its destructors do not run until
  * exit, and its static data is not reset by a later dlopen()), so its

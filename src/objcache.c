@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "discover.h"
+#include "arch.h"
 #include "elf_phdrs.h"
 #include "entry.h"
 #include "memread.h"
@@ -49,7 +51,9 @@ static _Atomic unsigned slots_bound;
  * the copy, the index's checked ends send the lookup to the full search. */
 static uint32_t coarse_index[SFB_CACHE_SLOTS][SFB_COARSE_BUCKETS];
 static _Atomic unsigned stat_discoveries, stat_reclaimed;
-static _Atomic uint32_t next_epoch = 1;
+/* Even, from 2: a walk that refuses .eh_frame memoises its rows under
+ * epoch + 1 (walk.c), and no entry ever written has epoch 0. */
+static _Atomic uint32_t next_epoch = 2;
 
 /* objcache.h: sfb_objcache_fetch_recalled(). */
 __thread const struct sfb_object *sfb_objcache_recalled __attribute__((tls_model("initial-exec")));
@@ -148,14 +152,14 @@ __attribute__((constructor)) static void find_startup_objects(void)
 
 /* Which fixed kept entry an object takes (objcache.h), plus one; 0 if it
  * may be unloaded. */
-static uint8_t kept_entry_of(const struct dl_find_object *r)
+static uint8_t kept_entry_of(const struct sfb_found *r)
 {
 	uintptr_t lo = (uintptr_t)r->dlfo_map_start, size = (uintptr_t)r->dlfo_map_end - lo;
-	if (r->dlfo_link_map && r->dlfo_link_map == _r_debug.r_map)
+	if (sfb_found_is_main(r))
 		return SFB_KEPT_MAIN + 1;
 	if ((uintptr_t)&dl_iterate_phdr - lo < size)
 		return SFB_KEPT_LIBC + 1;
-	if ((uintptr_t)&_r_debug - lo < size)
+	if (sfb_discover_ldso_anchor() - lo < size)
 		return SFB_KEPT_LDSO + 1;
 	int j = startup_entry_of(lo, lo + size);
 	return j >= 0 ? (uint8_t)(SFB_KEPT_MAX + j + 1) : 0;
@@ -172,7 +176,7 @@ static void slot_publish(unsigned i, const struct sfb_object *obj)
 	sfb_seq_publish(&table[i].seq);
 }
 
-static bool same_object(const struct sfb_object *o, const struct dl_find_object *r)
+static bool same_object(const struct sfb_object *o, const struct sfb_found *r)
 {
 	return o->map_start == (uintptr_t)r->dlfo_map_start &&
 	       o->map_end == (uintptr_t)r->dlfo_map_end &&
@@ -182,8 +186,8 @@ static bool same_object(const struct sfb_object *o, const struct dl_find_object 
 /* Is the object a slot describes still loaded? */
 static bool still_loaded(const struct sfb_object *o)
 {
-	struct dl_find_object r;
-	return _dl_find_object((void *)o->map_start, &r) == 0 && same_object(o, &r);
+	struct sfb_found r;
+	return sfb_discover((void *)o->map_start, &r) == 0 && same_object(o, &r);
 }
 
 static const ElfW(Phdr) *find_phdr(const ElfW(Phdr) *ph, unsigned n, uint32_t type)
@@ -267,13 +271,50 @@ static bool fingerprint_matches(const struct sfb_object *o)
 		    f->p_memsz != o->sframe_len || !head_matches(o))
 			return false;
 	}
+	if (o->eh_frame_ph != SFB_NO_PH) { /* set only where the CFI was usable */
+		const ElfW(Phdr) *h = &ph[o->eh_frame_ph];
+		if (h->p_type != PT_GNU_EH_FRAME || o->bias + h->p_vaddr != o->cfi.hdr_addr ||
+		    h->p_memsz != o->cfi.hdr.len)
+			return false;
+	}
 	return true;
 }
 
-/* Describe an object from its program headers: its executable segment and
- * its validated PT_GNU_SFRAME section, if any.  Everything read after the
+/* The readable loaded segment that holds all of seg's bytes, or NULL. */
+static const ElfW(Phdr) *loaded_segment_of(const ElfW(Phdr) *ph, unsigned n,
+					   const ElfW(Phdr) *seg)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_R) &&
+		    seg->p_vaddr >= ph[i].p_vaddr && seg->p_memsz <= ph[i].p_filesz &&
+		    seg->p_vaddr - ph[i].p_vaddr <= ph[i].p_filesz - seg->p_memsz)
+			return &ph[i];
+	return NULL;
+}
+
+/* The object's CFI: its .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame
+ * it points to, both inside the readable segment that holds the former
+ * (where linkers put them, side by side). */
+static void describe_cfi(struct sfb_object *o, const ElfW(Phdr) *ph, unsigned n)
+{
+	const ElfW(Phdr) *hdr = find_phdr(ph, n, PT_GNU_EH_FRAME);
+	const ElfW(Phdr) *seg = hdr ? loaded_segment_of(ph, n, hdr) : NULL;
+	if (!seg)
+		return; /* SFB_CFI_E_NO_TABLE */
+	uintptr_t lo = o->bias + seg->p_vaddr, hi = lo + seg->p_filesz;
+	uintptr_t at = o->bias + hdr->p_vaddr;
+	o->cfi_status = (int8_t)sfb_cfi_load(&o->cfi, (const void *)at, hdr->p_memsz, at, hi, 0);
+	if (o->cfi_status == SFB_CFI_OK &&
+	    (o->cfi.frame_addr < lo || o->cfi.frame_addr >= hi))
+		o->cfi_status = SFB_CFI_E_HDR;
+	if (o->cfi_status == SFB_CFI_OK)
+		o->eh_frame_ph = (uint16_t)(hdr - ph);
+}
+
+/* Describe an object from its program headers: its executable segment, its
+ * validated PT_GNU_SFRAME section and its CFI, if any.  Everything read after the
  * headers is checked to lie inside the object's readable PT_LOAD segments. */
-static void describe_object(const struct dl_find_object *r, struct sfb_object *o)
+static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 {
 	memset(o, 0, sizeof *o);
 	o->map_start = (uintptr_t)r->dlfo_map_start;
@@ -282,10 +323,11 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
 	o->live = 1;
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
-	o->bias = r->dlfo_link_map ? r->dlfo_link_map->l_addr : 0;
+	o->bias = sfb_found_bias(r);
 	o->permanent = kept_entry_of(r);
-	o->epoch = atomic_fetch_add_explicit(&next_epoch, 1, memory_order_relaxed);
-	o->exec_ph = o->sframe_ph = SFB_NO_PH;
+	o->epoch = atomic_fetch_add_explicit(&next_epoch, 2, memory_order_relaxed);
+	o->exec_ph = o->sframe_ph = o->eh_frame_ph = SFB_NO_PH;
+	o->cfi_status = SFB_CFI_E_NO_TABLE;
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
 
 	unsigned n;
@@ -312,18 +354,12 @@ static void describe_object(const struct dl_find_object *r, struct sfb_object *o
 			break;
 		}
 	}
+	describe_cfi(o, ph, n);
 	const ElfW(Phdr) *sframe = find_phdr(ph, n, PT_GNU_SFRAME);
 	if (!sframe)
 		return;
 	o->source = SFB_SRC_SFRAME;
-	/* The section must lie in one readable loaded segment. */
-	bool inside = false;
-	for (unsigned i = 0; i < n && !inside; i++)
-		inside = ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_R) &&
-			 sframe->p_vaddr >= ph[i].p_vaddr &&
-			 sframe->p_memsz <= ph[i].p_filesz &&
-			 sframe->p_vaddr - ph[i].p_vaddr <= ph[i].p_filesz - sframe->p_memsz;
-	if (!inside) {
+	if (!loaded_segment_of(ph, n, sframe)) {
 		o->status = SFB_E_HEADER;
 		return;
 	}
@@ -370,8 +406,8 @@ static bool bind_and_publish(unsigned p, struct sfb_object *o)
 
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 {
-	struct dl_find_object r;
-	if (_dl_find_object((void *)pc, &r) != 0)
+	struct sfb_found r;
+	if (sfb_discover((void *)pc, &r) != 0)
 		return SFRAME_BT_STOP_NO_OBJECT;
 
 	unsigned h = sfb_objcache_position((uintptr_t)r.dlfo_map_start);
@@ -434,12 +470,29 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 	return 0; /* uncached but valid for this walk (no coarse index) */
 }
 
+int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,
+		   struct sfb_row *row)
+{
+	if (sfb_object_has_sframe(o) && sfb_lookup(&o->sec, pc, row) == SFB_OK)
+		return 0;
+	if (o->cfi_status == SFB_CFI_OK && !(flags & SFRAME_BT_NO_EH_FRAME)) {
+		int err = sfb_cfi_lookup(&o->cfi, pc, SFB_DWARF_FP, row);
+		if (err == SFB_CFI_OK)
+			return 0;
+		if (err != SFB_CFI_E_NOT_FOUND)
+			return SFRAME_BT_STOP_BAD_EH_FRAME;
+	}
+	return o->source != SFB_SRC_NONE && o->status != SFB_OK ? SFRAME_BT_STOP_BAD_SECTION
+								 : SFRAME_BT_STOP_NO_UNWIND_INFO;
+}
+
 /* ---- Objects kept loaded (normal context) -------------------------------- */
 
 int sfb_objcache_keep_loaded(uintptr_t addr)
 {
-	struct dl_find_object r;
-	if (_dl_find_object((void *)addr, &r) != 0 || !r.dlfo_link_map)
+	sfb_discover_refresh();
+	struct sfb_found r;
+	if (sfb_discover((void *)addr, &r) != 0 || !r.dlfo_link_map)
 		return -1;
 	struct sfb_object o;
 	if (kept_entry_of(&r)) {
@@ -530,6 +583,7 @@ static void sweep(void)
 
 int sfb_objcache_warmup(void)
 {
+	sfb_discover_refresh();
 	unsigned long long c[2] = { 0, 0 };
 	dl_iterate_phdr(read_counters, c);
 	if (c[1] != seen_subs)

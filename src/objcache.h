@@ -1,12 +1,10 @@
 /* The object cache: which loaded object holds a PC, and its unwind rows.
  *
- * An object's rows come from a source:
- *   SFB_SRC_SFRAME   its PT_GNU_SFRAME segment, validated once;
- *   SFB_SRC_MEMORY   SFrame bytes handed over at run time (JIT code);
- *   SFB_SRC_DERIVED  rows derived some other way (e.g. from .eh_frame,
- *                    outside the signal path);
- *   SFB_SRC_NONE     the object is known but has no rows.
- * The walker asks sfb_object_row() and does not care which.
+ * An object's rows come from its SFrame section (enum sfb_source: its
+ * PT_GNU_SFRAME segment, or SFrame bytes handed over at run time) and,
+ * for PCs no SFrame row covers, from its DWARF CFI (.eh_frame, found
+ * through PT_GNU_EH_FRAME; cfi.h).  The walker asks sfb_object_row() and
+ * does not care which (docs/DESIGN.md, "Row sources").
  *
  * Concurrency protocol (the whole of it):
  * - The table is a fixed array of slots, handed out densely and found by
@@ -54,6 +52,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "cfi.h"
 #include "sframe_decode.h"
 #include "startup.h"
 
@@ -69,7 +68,6 @@ enum sfb_source {
 	SFB_SRC_NONE = 0,
 	SFB_SRC_SFRAME = 1,
 	SFB_SRC_MEMORY = 2,
-	SFB_SRC_DERIVED = 3,
 };
 
 struct sfb_object {
@@ -92,7 +90,7 @@ struct sfb_object {
 	 * object whose layout and section head did not change (one
 	 * function's frame grew) passed for the old one, and the memo kept
 	 * applying the old rows (t_churn, phase 0, p/q). */
-	uint16_t phnum, exec_ph, sframe_ph; /* SFB_NO_PH: none */
+	uint16_t phnum, exec_ph, sframe_ph, eh_frame_ph; /* SFB_NO_PH: none */
 	uint16_t phoff;          /* e_phoff: in the first page */
 	uintptr_t sframe_at;
 	uint64_t sframe_len;
@@ -101,17 +99,36 @@ struct sfb_object {
 	uint8_t build_id_len;    /* bytes compared: at most SFB_BUILD_ID_MAX */
 	uint8_t build_id[SFB_BUILD_ID_MAX];
 	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
+	int8_t cfi_status;       /* SFB_CFI_OK: cfi is usable; else why not (cfi.h) */
+	struct sfb_cfi_section cfi;
 	/* The cache slot's own description, of which this is a copy; NULL
 	 * if the description was not cached.  Only ever prefetched. */
 	const struct sfb_object *home;
 };
 
 /* Does o carry a validated section of SFrame rows (sec is usable)? */
-static inline bool sfb_object_has_rows(const struct sfb_object *o)
+static inline bool sfb_object_has_sframe(const struct sfb_object *o)
 {
 	return o->status == SFB_OK &&
 	       (o->source == SFB_SRC_SFRAME || o->source == SFB_SRC_MEMORY);
 }
+
+/* Can a row come from o at all (SFrame or CFI)? */
+static inline bool sfb_object_has_rows(const struct sfb_object *o)
+{
+	return sfb_object_has_sframe(o) || o->cfi_status == SFB_CFI_OK;
+}
+
+/* The row for pc (a PC in o: exact, or a return address minus one) from
+ * whichever source covers it: o's SFrame row, else (unless flags has
+ * SFRAME_BT_NO_EH_FRAME) its CFI.  0, or the stop reason: no source
+ * covers pc (SFRAME_BT_STOP_NO_UNWIND_INFO), o's .sframe was rejected and
+ * nothing else covers it (..._BAD_SECTION), or its CFI for pc could not
+ * be used (..._BAD_EH_FRAME).  Async-signal-safe; the one place where
+ * row sources are chosen, and where rows handed over at run time will
+ * plug in. */
+int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,
+		   struct sfb_row *row);
 
 /* Find the object holding pc, discovering and caching it if needed.
  * Async-signal-safe.  Returns 0 and a consistent copy in *out, or a

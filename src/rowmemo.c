@@ -65,6 +65,7 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		.cfa_word = c->off | (c->reg == fp_reg),
 		.ra_slot = ra_slot,
 		.fp_slot = fp_slot,
+		.from_cfi = !!(row->flags & SFB_ROW_CFI),
 	};
 	return true;
 }
@@ -78,6 +79,7 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 		.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->ra_slot },
 		.fp = m->fp_slot ? (struct sfb_loc){ SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->fp_slot }
 				 : (struct sfb_loc){ SFB_LOC_SAME, 0, 0, 0 },
+		.flags = m->from_cfi ? SFB_ROW_CFI : 0,
 	};
 }
 

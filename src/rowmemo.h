@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "arch.h"
 #include "seqlock.h"
 #include "sframe_decode.h"
 
@@ -49,7 +50,7 @@ struct sfb_memo_row {
 	int32_t cfa_word;   /* CFA offset | 1 if the base is FP (else SP) */
 	int8_t ra_slot;     /* RA at CFA + 8 * ra_slot (SFB_RA_SLOT where fixed) */
 	int8_t fp_slot;     /* FP at CFA + 8 * fp_slot; 0: FP unchanged */
-	uint16_t unused;
+	uint16_t from_cfi;  /* 1: the row came from .eh_frame (reported per frame) */
 };
 
 /* An FP-based row is memoised only if its slots lie in the two words
@@ -210,6 +211,39 @@ sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
 {
 	memcpy(sfb_memo_recalled.pair, pairs, sizeof sfb_memo_recalled.pair);
 	sfb_memo_recalled.n = (uint16_t)n;
+}
+
+/* The fast path's safety condition: may a memoised row be applied to a
+ * frame whose stack pointer is sp and frame pointer fp, inside a stack
+ * window whose top is win_hi?  If so, *cfa is the frame's CFA.
+ *
+ * The walker's general step checks that the CFA lies above SP, aligned
+ * and not absurdly far, and that every slot it reads lies at or above SP
+ * and is readable (walk.c, apply_row()).  For a memoised row the same
+ * follows from these checks, given that sp is aligned and inside the
+ * window [lo, win_hi), which holds when the fast path starts and then by
+ * induction (each step's new SP is a CFA proved here):
+ * - SP-based row: sfb_memo_row_of() accepted only an aligned offset that
+ *   reaches above the lowest slot, so the CFA is aligned and every slot
+ *   lies at or above SP; only the top needs a check: CFA <= win_hi.
+ * - FP-based row: FP is any value, so the CFA is checked for alignment,
+ *   for its lowest possible slot (SFB_MEMO_FP_LOWEST_SLOT words below it)
+ *   lying at or above SP (signed: a garbage FP below 1 KiB must not wrap
+ *   round to the top), and against win_hi.
+ * Slots lie below the CFA (sfb_memo_row_of()), so every slot is in the
+ * window, which memread.h proved readable.  Any doubt returns false: the
+ * general path then redoes the frame from scratch and gives the reason. */
+static inline __attribute__((always_inline)) bool
+sfb_memo_frame_ok(const struct sfb_memo_row *row, uintptr_t sp, uintptr_t fp, uintptr_t win_hi,
+		  uintptr_t *cfa)
+{
+	if (!(row->cfa_word & 1)) {
+		*cfa = sp + (uintptr_t)(intptr_t)row->cfa_word;
+		return *cfa <= win_hi;
+	}
+	*cfa = fp + (uintptr_t)(intptr_t)(row->cfa_word - 1);
+	return !(*cfa % SFB_CFA_ALIGN) &&
+	       (intptr_t)(*cfa + 8 * SFB_MEMO_FP_LOWEST_SLOT - sp) >= 0 && *cfa <= win_hi;
 }
 
 /* Compile row into *out if it has the common shape. */

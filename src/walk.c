@@ -1,43 +1,51 @@
 /* The walker: from one frame's registers to the caller's, until a stop.
  *
- * Each step finds the object holding the PC (objcache), asks it for the row
- * (decoder), and applies the row: CFA, then RA and FP relative to it.
- * Every step is validated, and every stack read goes through memread.h, so
- * a corrupted stack ends the walk with a reason, never a fault or a loop:
- * the stack pointer strictly increases except across signal frames, whose
- * number is bounded. */
+ * Each step finds the object holding the PC (objcache.h), asks it for the
+ * row that covers the PC, from whichever source has one (SFrame, else
+ * .eh_frame CFI; sfb_object_row()), or falls back to the frame-pointer
+ * row where that is allowed, and applies the row: the CFA, then the
+ * caller's RA, FP and saved registers relative to it.  Two paths do this
+ * (docs/DESIGN.md, "The walker"):
+ * - the fast path applies memoised rows (rowmemo.h) to consecutive return
+ *   addresses, with the walk's state in registers;
+ * - the general path, general_step(), does everything else and gives the
+ *   stop reason.
+ * Invariants: every stack read goes through memread.h, and every step is
+ * validated, so a corrupted stack ends the walk with a reason, never a
+ * fault or a loop: the stack pointer strictly increases except across
+ * signal frames, whose number is bounded. */
 #include "walk.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
 #include "arch.h"
+#include "cfi.h"
 #include "objcache.h"
 #include "rowmemo.h"
 #include "sframe_format.h"
 
 /* On a stack of FP-based rows each frame's CFA waits for the saved FP
- * that the frame below it loaded, so the stack's cache misses come one
- * after another, as in a frame-pointer walk; a sample's fast path
- * prefetches the stack this far above each such CFA (about two frames
- * ahead).  Measured on the benchmark's distinct chain (frame pointers),
- * means of 20-30 alternated runs: 394 -> 362 ns a sample at 125 us, 991
- * -> 910 ns at 1 ms; 256 and 512 did no better.  SP-based rows need none:
- * their CFAs do not wait for the stack, whose lines then arrive in
- * parallel. */
+ * that the frame below loaded, so a sample's fast path prefetches the
+ * stack this far above each such CFA (about two frames ahead;
+ * docs/SPEED.md).  SP-based rows need none: their CFAs do not wait for the
+ * stack. */
 #define STACK_PREFETCH_AHEAD 128
 
 /* A CFA further than this above the stack pointer is not a frame. */
 #define MAX_FRAME_SIZE (256u << 20)
 #define MAX_SIGNAL_FRAMES 64
 
-/* Objects a walk has confirmed (through _dl_find_object) and copied:
- * stacks bounce between a program and a few libraries, and each object is
- * confirmed once per walk, never longer, so that no copy outlives a
- * dlclose() that returned before the walk began.  The main program, which
- * cannot be unloaded, is not copied: objs[] then points at its permanent
- * description (objcache.h). */
+/* Objects a walk has confirmed and copied (objcache.h): stacks bounce
+ * between a program and a few libraries, and each object is confirmed
+ * once per walk, never longer, so that no copy outlives a dlclose() that
+ * returned before the walk began.  Kept objects are not copied: objs[]
+ * then points at their kept description. */
 #define WALK_OBJECTS 4
+
+/* Callee-saved registers are tracked by DWARF number below this. */
+#define TRACKED_REGS 32
+_Static_assert(SFB_CALLEE_SAVED < (1ull << TRACKED_REGS), "tracked registers fit");
 
 struct walker {
 	struct sfb_mem mem;
@@ -45,11 +53,20 @@ struct walker {
 	struct sfb_object copies[WALK_OBJECTS];
 	unsigned nobj, last, next_obj;
 	unsigned flags;
+	/* Added to an object's epoch for the memo: a walk that refuses
+	 * .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its rows apart, so that the
+	 * fast path never applies a CFI row for it. */
+	uint32_t epoch_add;
 	/* The last PC no object holds, and why: the fast path and the
 	 * general path may both ask about it, and it costs a lookup. */
 	uintptr_t miss_pc;
 	int miss_stop;
 	struct sfb_saved_regs saved; /* the last signal frame's registers */
+	/* Callee-saved registers other than SP and FP whose caller's values
+	 * CFI rows gave (bit n: val[n]); none after an SFrame or memoised
+	 * row, which do not say where they were saved. */
+	uint64_t known;
+	uintptr_t val[TRACKED_REGS];
 	/* What the next sample fetches ahead (rowmemo.h, the recall): the
 	 * pairs of the memo entries that hold, or would hold, the rows of
 	 * this walk's frames after the first, in order, a repeated frame
@@ -61,8 +78,7 @@ struct walker {
 
 /* Note a frame's memo key for the recall: the general path's frames, and
  * the first of each fast run (the fast path notes the rest from the
- * entries it uses).  Walks that are no samples note too, unused: only the
- * general path, which costs far more anyway. */
+ * entries it uses). */
 static inline void trail_note(struct walker *w, uintptr_t key)
 {
 	if (key == w->trail_key || w->ntrail == SFB_MEMO_RECALL)
@@ -76,8 +92,11 @@ static inline bool holds(const struct sfb_object *o, uintptr_t pc)
 	return pc - o->map_start < o->map_end - o->map_start;
 }
 
+/* The object holding pc, confirmed for this walk: one of the walk's
+ * objects, a kept one, or one sfb_objcache_find() confirms and the walk
+ * copies.  0, or the stop reason. */
 static inline __attribute__((always_inline)) int
-find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
+walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
 	if (w->nobj && holds(w->objs[w->last], pc)) {
 		*out = w->objs[w->last];
@@ -113,57 +132,101 @@ find_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	return 0;
 }
 
-/* Value of a rule's base. */
-static inline __attribute__((always_inline)) bool loc_base(const struct sfb_regs *r, const struct sfb_loc *l,
-		     uintptr_t cfa, uintptr_t *out)
+static inline uint32_t memo_epoch(const struct walker *w, const struct sfb_object *o)
 {
-	if (l->reg == SFB_REG_CFA) {
-		*out = cfa;
-		return true;
-	}
-	if (l->reg == SFB_DWARF_SP) {
+	return o->epoch + w->epoch_add;
+}
+
+/* ---- Applying a row (the general path) ------------------------------------ */
+
+/* The value of DWARF register n in this frame, if known. */
+static bool reg_value(const struct walker *w, const struct sfb_regs *r, unsigned n,
+		      uintptr_t *out)
+{
+	if (n == SFB_DWARF_SP) {
 		*out = r->sp;
 		return true;
 	}
-	if (l->reg == SFB_DWARF_FP) {
+	if (n == SFB_DWARF_FP) {
 		*out = r->fp;
 		return true;
 	}
-	return sfb_arch_reg(r, l->reg, out);
-}
-
-/* Apply one location rule.  stop is set when it cannot be evaluated. */
-static inline __attribute__((always_inline)) bool apply_loc(struct walker *w, const struct sfb_regs *r,
-		      const struct sfb_loc *l, uintptr_t cfa, uintptr_t *out, int *stop,
-		      bool fp_rule)
-{
-	uintptr_t base;
-	if (!loc_base(r, l, cfa, &base)) {
-		*stop = SFRAME_BT_STOP_UNSAFE_RULE;
-		return false;
-	}
-	uintptr_t addr = base + (uintptr_t)(intptr_t)l->off;
-	if (!l->deref) {
-		*out = addr;
+	if (r->all)
+		return sfb_arch_reg(r, n, out);
+	if (n < TRACKED_REGS && (w->known >> n & 1)) {
+		*out = w->val[n];
 		return true;
 	}
-	/* Below the stack pointer is dead memory: a return address (or CFA)
-	 * is never saved there; a wrong row (e.g. CFA = sp+0 on x86-64)
-	 * would read a stale one.  A saved FP there has already been
-	 * restored (epilogue after leave/pop): the caller keeps FP. */
-	if (addr < r->sp || (fp_rule && addr >= cfa)) {
-		if (fp_rule) {
-			*out = r->fp;
-			return true;
-		}
-		*stop = SFRAME_BT_STOP_BAD_CFA;
+	return false;
+}
+
+struct eval_arg {
+	struct walker *w;
+	const struct sfb_regs *r;
+};
+
+static bool eval_reg(void *arg, unsigned n, uint64_t *out)
+{
+	const struct eval_arg *a = arg;
+	uintptr_t v;
+	if (!reg_value(a->w, a->r, n, &v))
 		return false;
-	}
-	if (!sfb_mem_read(&w->mem, addr, out)) {
-		*stop = SFRAME_BT_STOP_UNREADABLE;
-		return false;
-	}
+	*out = v;
 	return true;
+}
+
+static bool eval_mem(void *arg, uint64_t addr, uint64_t *out)
+{
+	const struct eval_arg *a = arg;
+	uintptr_t v;
+	if (!sfb_mem_read(&a->w->mem, (uintptr_t)addr, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* What a rule says of a value, for the caller's frame. */
+enum { VAL_OK, VAL_UNKNOWN, VAL_BELOW_SP, VAL_UNREADABLE };
+
+/* Evaluate rule l of the row (cfa: this frame's CFA, once known).  same:
+ * the register whose value SFB_LOC_SAME keeps. */
+static int rule_value(struct walker *w, const struct sfb_regs *r, const struct sfb_row *row,
+		      const struct sfb_loc *l, uintptr_t cfa, unsigned same, uintptr_t *out)
+{
+	uintptr_t addr;
+	switch (l->kind) {
+	case SFB_LOC_SAME:
+		return reg_value(w, r, same, out) ? VAL_OK : VAL_UNKNOWN;
+	case SFB_LOC_REGISTER:
+		return reg_value(w, r, l->reg, out) ? VAL_OK : VAL_UNKNOWN;
+	case SFB_LOC_EXPR:
+		if (l->reg == SFB_REG_CFA)
+			addr = cfa;
+		else if (!reg_value(w, r, l->reg, &addr))
+			return VAL_UNKNOWN;
+		addr += (uintptr_t)(intptr_t)l->off;
+		break;
+	case SFB_LOC_DWARF: {
+		struct eval_arg a = { w, r };
+		const struct sfb_cfi_eval_ctx cx = { eval_reg, eval_mem, &a };
+		uint64_t v;
+		if (sfb_cfi_eval(row->expr, row->expr_len, (uint32_t)l->off, l->reg, &cx,
+				 l != &row->cfa, cfa, &v) != SFB_CFI_OK)
+			return VAL_UNKNOWN;
+		addr = (uintptr_t)v;
+		break;
+	}
+	default:
+		return VAL_UNKNOWN;
+	}
+	if (!l->deref) {
+		*out = addr;
+		return VAL_OK;
+	}
+	/* Below the stack pointer is dead memory: nothing is saved there. */
+	if (addr < r->sp)
+		return VAL_BELOW_SP;
+	return sfb_mem_read(&w->mem, addr, out) ? VAL_OK : VAL_UNREADABLE;
 }
 
 /* A new CFA must lie above the stack pointer (at it, only in the topmost
@@ -177,84 +240,128 @@ static bool cfa_ok(uintptr_t cfa, uintptr_t sp, bool topmost)
 	return cfa - sp <= MAX_FRAME_SIZE;
 }
 
-/* What one step yields: the caller's PC, SP and FP, and this frame's CFA.
- * Other registers become unknown. */
+/* What one step yields: the caller's PC, SP and FP, and this frame's CFA. */
 struct step {
 	uintptr_t pc, sp, fp, cfa;
 };
 
-/* One step with an SFrame row.  Returns 0 and the caller's registers in
- * next, or a stop reason. */
-static int step_row(struct walker *w, const struct sfb_regs *r, bool topmost,
-		    const struct sfb_row *row, struct step *next)
+/* Apply row to the frame r.  Returns 0 and the caller's registers in next
+ * (and the callee-saved registers the row recovers in w->known/val), or a
+ * stop reason. */
+static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
+		     const struct sfb_row *row, struct step *next)
 {
-	int stop = 0;
 	uintptr_t cfa, ra, fp;
 	if (row->flags & SFB_ROW_OUTERMOST)
 		return SFRAME_BT_STOP_OUTERMOST;
-	/* A rule based on a register other than SP/FP is sound only where all
-	 * registers are known: the topmost frame. */
-	if (row->cfa.kind != SFB_LOC_EXPR)
+	if (row->cfa.kind != SFB_LOC_EXPR && row->cfa.kind != SFB_LOC_DWARF)
 		return SFRAME_BT_STOP_NO_UNWIND_INFO;
-	if (!apply_loc(w, r, &row->cfa, 0, &cfa, &stop, false))
-		return stop;
+	switch (rule_value(w, r, row, &row->cfa, 0, 0, &cfa)) {
+	case VAL_OK:
+		break;
+	case VAL_UNKNOWN: /* based on a register known only elsewhere */
+		return SFRAME_BT_STOP_UNSAFE_RULE;
+	case VAL_BELOW_SP:
+		return SFRAME_BT_STOP_BAD_CFA;
+	default:
+		return SFRAME_BT_STOP_UNREADABLE;
+	}
 	if (!cfa_ok(cfa, r->sp, topmost))
 		return SFRAME_BT_STOP_BAD_CFA;
 
-	switch (row->ra.kind) {
-	case SFB_LOC_EXPR:
-		if (!apply_loc(w, r, &row->ra, cfa, &ra, &stop, false))
-			return stop;
-		break;
-	case SFB_LOC_SAME: /* still in the link register: only where it is live */
+	if (row->ra.kind == SFB_LOC_UNDEFINED)
+		return SFRAME_BT_STOP_OUTERMOST;
+	if (row->ra.kind == SFB_LOC_SAME) {
+		/* Still in the link register: only where it is live. */
 		if (!r->have_ra)
 			return SFRAME_BT_STOP_UNSAFE_RULE;
 		ra = r->ra;
-		break;
-	default:
-		return SFRAME_BT_STOP_OUTERMOST;
+	} else {
+		switch (rule_value(w, r, row, &row->ra, cfa, 0, &ra)) {
+		case VAL_OK:
+			break;
+		case VAL_UNKNOWN:
+			return SFRAME_BT_STOP_UNSAFE_RULE;
+		case VAL_BELOW_SP:
+			return SFRAME_BT_STOP_BAD_CFA;
+		default:
+			return SFRAME_BT_STOP_UNREADABLE;
+		}
 	}
 	if (row->flags & SFB_ROW_MANGLED_RA)
 		ra = sfb_arch_strip_pac(ra);
 
-	switch (row->fp.kind) {
-	case SFB_LOC_EXPR:
-		if (!apply_loc(w, r, &row->fp, cfa, &fp, &stop, true))
-			return stop;
-		break;
-	default:
+	/* A saved FP below SP, or at or above the CFA, has already been
+	 * restored (an epilogue after its pop): the caller keeps FP. */
+	uintptr_t fp_at;
+	if (row->fp.kind == SFB_LOC_EXPR && row->fp.deref &&
+	    rule_value(w, r, row, &(struct sfb_loc){ SFB_LOC_EXPR, 0, row->fp.reg, row->fp.off },
+		       cfa, 0, &fp_at) == VAL_OK &&
+	    (fp_at < r->sp || fp_at >= cfa)) {
 		fp = r->fp;
-		break;
+	} else {
+		switch (rule_value(w, r, row, &row->fp, cfa, SFB_DWARF_FP, &fp)) {
+		case VAL_OK:
+			break;
+		case VAL_UNREADABLE:
+			return SFRAME_BT_STOP_UNREADABLE;
+		default: /* the caller's FP is unknown: nothing can use it */
+			fp = 0;
+			break;
+		}
+	}
+
+	/* The callee-saved registers: a CFI row says where each was saved or
+	 * that it kept its value; other rows say nothing of them. */
+	if (row->flags & SFB_ROW_CFI) {
+		uint64_t known = 0;
+		uintptr_t val[TRACKED_REGS];
+		for (uint64_t m = SFB_CALLEE_SAVED; m; m &= m - 1) {
+			unsigned n = (unsigned)__builtin_ctzll(m);
+			const struct sfb_loc *l = NULL;
+			for (unsigned k = 0; k < row->nregs && !l; k++)
+				if (row->regs[k].reg == n)
+					l = &row->regs[k].loc;
+			const struct sfb_loc same = { SFB_LOC_SAME, 0, 0, 0 };
+			if (rule_value(w, r, row, l ? l : &same, cfa, n, &val[n]) == VAL_OK)
+				known |= 1ull << n;
+		}
+		w->known = known;
+		for (uint64_t m = known; m; m &= m - 1)
+			w->val[__builtin_ctzll(m)] = val[__builtin_ctzll(m)];
+	} else {
+		w->known = 0;
 	}
 	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
 	return 0;
 }
 
-/* The frame-pointer rule, validated like any other step. */
-static int step_fp(struct walker *w, const struct sfb_regs *r, bool topmost,
-		   struct step *next)
-{
-	uintptr_t cfa = r->fp + SFB_FP_CFA_OFFSET, ra, fp;
-	if (r->fp < r->sp || !cfa_ok(cfa, r->sp, topmost))
-		return SFRAME_BT_STOP_BAD_CFA;
-	if (!sfb_mem_read(&w->mem, cfa + SFB_FP_RA_OFFSET, &ra) ||
-	    !sfb_mem_read(&w->mem, cfa + SFB_FP_FP_OFFSET, &fp))
-		return SFRAME_BT_STOP_UNREADABLE;
-	*next = (struct step){ sfb_arch_strip_pac(ra), SFB_SP_FROM_CFA(cfa), fp, cfa };
-	return 0;
-}
+/* The frame-pointer rule, as a row (arch.h): where the object has no row
+ * for a PC and fp_allowed() says the rule may stand in.  The RA in a
+ * frame record may be signed (AArch64 pac-ret): stripping is a no-op
+ * where there is no pointer authentication. */
+#if SFB_FP_RULE
+static const struct sfb_row fp_row = {
+	.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_FP, SFB_FP_CFA_OFFSET },
+	.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, SFB_FP_RA_OFFSET },
+	.fp = { SFB_LOC_EXPR, 1, SFB_REG_CFA, SFB_FP_FP_OFFSET },
+	.flags = SFB_ROW_MANGLED_RA,
+};
+#endif
 
 /* May the frame-pointer rule be used for a PC the object has no row for? */
 static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
 {
+	if (!SFB_FP_RULE)
+		return false;
 	if (o->frame_pointer)
 		return true; /* a V1/V2 section promises frame pointers */
 	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
 }
 
 /* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
-static void put(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
-		struct sframe_bt_frame f)
+static void emit_frame(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
+		       struct sframe_bt_frame f)
 {
 	if (frames)
 		frames[i] = f;
@@ -267,28 +374,29 @@ static void put(struct walker *w, struct sframe_bt_frame *frames, void **pcs, in
 /* Find this frame's row and decide what kind of frame it is.  Return
  * addresses are looked up at pc - 1 and must follow a call instruction;
  * the kernel's signal trampoline, which a handler returns to without a
- * call, is recognised by its code.  A verified return address with a row
- * of the common shape is memoised for fast_step(). */
-static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
-		    struct sfb_row *row, bool *have_row, bool *is_signal)
+ * call, is recognised by its code.  *no_row: 0 when row was found, else
+ * why not.  A verified return address with a row of the common shape is
+ * memoised for the fast path. */
+static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
+		    struct sfb_row *row, int *no_row, bool *is_signal)
 {
-	bool has_rows = sfb_object_has_rows(o);
 	uintptr_t key = exact ? pc : pc - 1;
+	uint32_t epoch = memo_epoch(w, o);
 	struct sfb_memo_row simple;
 	*is_signal = false;
 	/* A memoised exact row is what the lines below gave last time: a row
 	 * of the common shape, which is no trampoline's. */
-	if (exact && has_rows && sfb_memo_get_exact(SFB_MEMO_EXACT(pc), o->epoch, &simple)) {
+	if (exact && sfb_object_has_rows(o) &&
+	    sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &simple)) {
 		sfb_memo_row_expand(&simple, SFB_DWARF_SP, SFB_DWARF_FP, row);
-		*have_row = true;
+		*no_row = 0;
 		return 0;
 	}
-	*have_row = has_rows && sfb_lookup(&o->sec, key, row) == SFB_OK;
-	if (!*have_row || (row->flags & SFB_ROW_SIGNAL))
+	*no_row = sfb_object_row(o, key, w->flags, row);
+	if (*no_row || (row->flags & SFB_ROW_SIGNAL))
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
-	if (exact && *have_row && !*is_signal &&
-	    sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
-		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), o->epoch, &simple);
+	if (exact && !*no_row && !*is_signal && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &simple);
 	if (exact || *is_signal)
 		return 0;
 	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
@@ -297,10 +405,12 @@ static int classify(const struct sfb_object *o, uintptr_t pc, bool exact,
 		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
 		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
 	}
-	if (*have_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
-		sfb_memo_put(pc, o->epoch, &simple);
+	if (!*no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+		sfb_memo_put(pc, epoch, &simple);
 	return 0;
 }
+
+/* ---- The fast path ---------------------------------------------------------- */
 
 /* The memo entry for the return address pc, and its row: prev's hint
  * (see rowmemo.h) if it holds pc in a confirmed object, else by hash;
@@ -312,16 +422,17 @@ memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
 	  uint32_t *epoch, struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
-	if (pc == 0 || find_object(w, pc - 1, &o))
+	if (pc == 0 || walk_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
 	/* The caller has tried prev's hint with the old epoch: worth a second
 	 * try only in another object. */
-	bool new_object = o->epoch != *epoch;
-	*epoch = o->epoch;
+	uint32_t now = memo_epoch(w, o);
+	bool new_object = now != *epoch;
+	*epoch = now;
 	struct sfb_memo_entry *hint = prev ? sfb_memo_hint(prev) : NULL;
-	if (hint && new_object && sfb_memo_try(hint, pc, *epoch, row))
+	if (hint && new_object && sfb_memo_try(hint, pc, now, row))
 		return hint;
-	struct sfb_memo_entry *e = sfb_memo_get(pc, *epoch, row);
+	struct sfb_memo_entry *e = sfb_memo_get(pc, now, row);
 	if (e && prev)
 		sfb_memo_set_hint((struct sfb_memo_entry *)prev, e);
 	return e;
@@ -337,10 +448,10 @@ static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
-	if (find_object(w, pc, &o) || !sfb_object_has_rows(o))
+	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return NULL;
-	*epoch = o->epoch;
-	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), o->epoch, row);
+	*epoch = memo_epoch(w, o);
+	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), *epoch, row);
 }
 
 #ifdef SFB_RA_SLOT
@@ -349,26 +460,26 @@ memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo
 #define RA_SLOT(row) ((row).ra_slot)
 #endif
 
-/* The fast path: consecutive return addresses whose rows are memoised
- * (rowmemo.h).  For each, the same computation as step_row() for a row of
- * that shape, with the walk's state in registers.  The checks are those of
- * step_row() and cfa_ok() in cheaper form: every slot read lies at or
- * above SP (so the CFA is above SP and the walk moves up the stack) and at
- * or below the top of the thread's stack window, and the CFA is aligned.
- * For an SP-based row, sfb_memo_row_of() has proved all but the top, given
- * an aligned SP inside the window, which holds on entry and then by
- * induction.  Any doubt (an unknown address, an implausible CFA) ends the
- * run, leaving that frame to the general path, which redoes it from
- * scratch and gives the stop reason.  When exact, the first PC is an exact
- * PC, whose row is memoised under its own key (memo_find_exact()).
- * Returns the new frame count; *outermost when a return address of 0
- * ended the walk.  Inlined three times, so that with_frames and sample
- * (caches are cold: keep the recall's trail, prefetch the stack) are
- * constants in each copy. */
+/* Where a fast run writes: frame records (sframe_backtrace_ex()) or PCs
+ * only.  Only the one in use is set: arithmetic on the NULL one is
+ * undefined. */
+struct fast_out {
+	struct sframe_bt_frame *frame, *frame_end;
+	void **pc, **pc_end;
+};
+
+/* The fast path: consecutive return addresses whose rows are memoised.
+ * For each, sfb_memo_frame_ok() (rowmemo.h: the safety condition and its
+ * proof), then the same computation as apply_row() for a row of that
+ * shape.  Any doubt ends the run, leaving that frame to the general path.
+ * When exact, the first PC is an exact PC, whose row is memoised under its
+ * own key.  Returns the new frame count; *outermost when a return address
+ * of 0 ended the walk.  A template: the named variants below instantiate
+ * it with records and sample constant. */
 static inline __attribute__((always_inline)) int
-fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames,
-	       void **pcs, int n, int size, bool exact, uint8_t *source, bool *outermost,
-	       const bool with_frames, const bool sample)
+fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, void **pcs,
+	 int n, int size, bool exact, uint8_t *source, bool *outermost, int *cfi_frames,
+	 const bool records, const bool sample)
 {
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
@@ -385,56 +496,44 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 	struct sfb_memo_row row = found;
 	uint32_t epoch = found_epoch;
 	uint8_t src = *source;
-	/* The recall's trail (struct walker): the entry the loop moves to is
-	 * noted by its pair, unless it is the same again; the first one, if
-	 * the walk did not start here, by trail_note().  In the loop, not
-	 * from the output afterwards: the entry is at hand, where the output
-	 * would have to be hashed again (about 300 instructions a sample for
-	 * 31 return addresses; noting each frame as it is written, with the
-	 * last noted entry in a register, cost 130 more in spills).  A frame
-	 * the loop moved to but then left to the general path (a check
-	 * below failed where the general step's would not) is noted twice:
-	 * one useless prefetch. */
+	/* The recall's trail: the entry the loop moves to is noted by its
+	 * pair, unless it is the same again; the first one, if the walk did
+	 * not start here, by trail_note().  In the loop, where the entry is
+	 * at hand; from the output afterwards it would have to be hashed
+	 * again. */
 	if (sample && n > 0)
 		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
 	unsigned nt = w->ntrail;
-	/* Only the output in use: arithmetic on the NULL one is undefined. */
-	struct sframe_bt_frame *frame_out = with_frames ? frames + n : NULL;
-	const struct sframe_bt_frame *frame_end = with_frames ? frames + size : NULL;
-	void **pc_out = with_frames ? NULL : pcs + n, **pc_end = with_frames ? NULL : pcs + size;
+	int ncfi = 0;
+	struct fast_out out = { 0 };
+	if (records) {
+		out.frame = frames + n;
+		out.frame_end = frames + size;
+	} else {
+		out.pc = pcs + n;
+		out.pc_end = pcs + size;
+	}
 	for (;;) {
 		uintptr_t cfa;
-		if (!(row.cfa_word & 1)) {
-			cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
-			if (cfa > win_hi)
-				break;
-		} else {
-			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
-			/* Signed: a CFA computed from a garbage FP that is
-			 * below 1 KiB would wrap the lowest slot's address
-			 * round to the top. */
-			if (cfa % SFB_CFA_ALIGN ||
-			    (intptr_t)(cfa + 8 * SFB_MEMO_FP_LOWEST_SLOT - sp) < 0 ||
-			    cfa > win_hi)
-				break;
-			if (sample)
-				__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
-		}
-		/* Expected: laid out inline, FP stays in a register; out of
-		 * line it cost two taken branches and a spill a frame. */
+		if (!sfb_memo_frame_ok(&row, sp, fp, win_hi, &cfa))
+			break;
+		if (sample && (row.cfa_word & 1))
+			__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+		/* Expected: laid out inline, FP stays in a register. */
 		if (__builtin_expect(row.fp_slot != 0, 1))
 			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
-		if (with_frames) {
-			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
+		if (records) {
+			*out.frame++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
 								 .exact = exact };
-			src = SFRAME_BT_FROM_SFRAME;
+			src = row.from_cfi ? SFRAME_BT_FROM_EH_FRAME : SFRAME_BT_FROM_SFRAME;
+			ncfi += row.from_cfi;
 			exact = false;
 		} else {
-			*pc_out++ = (void *)pc;
+			*out.pc++ = (void *)pc;
 		}
 		pc = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)RA_SLOT(row));
 		sp = SFB_SP_FROM_CFA(cfa);
-		if (with_frames ? frame_out == frame_end : pc_out == pc_end)
+		if (records ? out.frame == out.frame_end : out.pc == out.pc_end)
 			break;
 		/* A verified entry's hint is never NULL (memo_write() sets
 		 * it to the entry itself before publishing). */
@@ -451,7 +550,7 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 			w->trail[nt++] = sfb_memo_pair_index(next);
 		e = next;
 	}
-	int m = with_frames ? (int)(frame_out - frames) : (int)(pc_out - pcs);
+	int m = records ? (int)(out.frame - frames) : (int)(out.pc - pcs);
 	w->ntrail = nt;
 	if (m > n) {
 		*outermost = pc == 0;
@@ -460,44 +559,49 @@ fast_frames_as(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *fra
 		r->fp = fp;
 		r->all = NULL;
 		r->have_ra = false;
-		*source = with_frames ? src : SFRAME_BT_FROM_SFRAME;
+		w->known = 0;
+		*source = records ? src : SFRAME_BT_FROM_SFRAME;
+		*cfi_frames = ncfi;
 	}
 	return m;
 }
 
-/* The copies, out of line: a sample's code is then one of these, a few
- * lines of sfb_walk() and the lookups, not spread among the general
- * step's.  Only samples keep a trail (sfb_walk() remembers it for the
- * next) and prefetch the stack; sframe_backtrace(), called in loops on a
- * stack its caller has just used, goes without (3 instructions a frame on
- * a recursion, 2 more on FP-based rows).  Frame records always do both:
- * the richer call, rarely the hot one. */
+/* The variants, out of line: a sample's code is then one of these, a few
+ * lines of sfb_walk() and the lookups.  Only samples keep a trail (for the
+ * next sample) and prefetch the stack; sframe_backtrace(), called in loops
+ * on a stack its caller has just used, goes without.  Frame records always
+ * do both: the richer call, rarely the hot one. */
 SFB_NO_ASAN static __attribute__((noinline)) int
 fast_pcs(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size, bool exact,
-	 uint8_t *source, bool *outermost)
+	 uint8_t *source, bool *outermost, int *cfi_frames)
 {
-	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false, false);
+	return fast_run(w, r, NULL, pcs, n, size, exact, source, outermost, cfi_frames, false,
+			false);
 }
 
 SFB_NO_ASAN static __attribute__((noinline)) int
 fast_pcs_sample(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size,
-		bool exact, uint8_t *source, bool *outermost)
+		bool exact, uint8_t *source, bool *outermost, int *cfi_frames)
 {
-	return fast_frames_as(w, r, NULL, pcs, n, size, exact, source, outermost, false, true);
+	return fast_run(w, r, NULL, pcs, n, size, exact, source, outermost, cfi_frames, false,
+			true);
 }
 
 SFB_NO_ASAN static __attribute__((noinline)) int
 fast_records(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, int n,
-	     int size, bool exact, uint8_t *source, bool *outermost)
+	     int size, bool exact, uint8_t *source, bool *outermost, int *cfi_frames)
 {
-	return fast_frames_as(w, r, frames, NULL, n, size, exact, source, outermost, true, true);
+	return fast_run(w, r, frames, NULL, n, size, exact, source, outermost, cfi_frames, true,
+			true);
 }
+
+/* ---- The general path ------------------------------------------------------ */
 
 /* Where a walk is between steps. */
 struct position {
 	int n;          /* frames written */
 	bool exact;     /* regs->pc is an exact PC, not a return address */
-	bool topmost;   /* registers beyond SP/FP are known */
+	bool topmost;   /* registers beyond SP/FP are known (regs->all) */
 	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
 	int signals;    /* signal frames crossed */
 };
@@ -513,25 +617,26 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	/* Return addresses point after the call; look up the call. */
 	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
 	const struct sfb_object *o;
-	int stop = find_object(w, lookup, &o);
+	int stop = walk_object(w, lookup, &o);
 	if (stop) {
 		/* An exact PC is a frame even outside any object (JIT code); an
 		 * unverifiable return address is not. */
 		if (at->exact)
-			put(w, frames, pcs, at->n++, (struct sframe_bt_frame){
+			emit_frame(w, frames, pcs, at->n++, (struct sframe_bt_frame){
 				.pc = regs->pc, .source = at->source, .exact = 1 });
 		return stop;
 	}
 	struct sfb_row row;
-	bool have_row, is_signal;
-	stop = classify(o, regs->pc, at->exact, &row, &have_row, &is_signal);
+	int no_row;
+	bool is_signal;
+	stop = classify(w, o, regs->pc, at->exact, &row, &no_row, &is_signal);
 	if (stop)
 		return stop;
-	/* A V3 FDE marked 'S' is applied like any other row but, as in DWARF,
-	 * the PC it unwinds to was interrupted, not called. */
-	bool next_exact = have_row && (row.flags & SFB_ROW_SIGNAL);
-	put(w, frames, pcs, at->n, (struct sframe_bt_frame){ .pc = regs->pc, .source = at->source,
-							   .exact = at->exact });
+	/* A row marked as a signal frame ('S') is applied like any other but,
+	 * as in DWARF, the PC it unwinds to was interrupted, not called. */
+	bool next_exact = !no_row && (row.flags & SFB_ROW_SIGNAL);
+	emit_frame(w, frames, pcs, at->n, (struct sframe_bt_frame){
+		.pc = regs->pc, .source = at->source, .exact = at->exact });
 	at->n++;
 	if (is_signal) {
 		if (++at->signals > MAX_SIGNAL_FRAMES ||
@@ -545,26 +650,30 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 			frames[at->n - 1].cfa = regs->sp;
 		return regs->pc == 0 ? SFRAME_BT_STOP_BAD_RA : 0;
 	}
-	struct step next = { 0, 0, 0, 0 };
-	if (have_row) {
+	const struct sfb_row *use = &row;
+	if (!no_row) {
 		if (at->topmost)
 			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
-		stop = step_row(w, regs, at->topmost, &row, &next);
-		at->source = SFRAME_BT_FROM_SFRAME;
+		at->source = row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
+						     : SFRAME_BT_FROM_SFRAME;
 	} else if (fp_allowed(w, o)) {
-		stop = step_fp(w, regs, at->topmost, &next);
+#if SFB_FP_RULE
+		use = &fp_row;
+#endif
 		at->source = SFRAME_BT_FROM_FRAME_POINTER;
 	} else {
-		stop = o->source != SFB_SRC_NONE && o->status != SFB_OK
-			       ? SFRAME_BT_STOP_BAD_SECTION
-			       : SFRAME_BT_STOP_NO_UNWIND_INFO;
+		return no_row;
 	}
+	struct step next;
+	stop = apply_row(w, regs, at->topmost, use, &next);
 	if (stop)
 		return stop;
 	if (frames)
 		frames[at->n - 1].cfa = next.cfa;
 	if (at->source == SFRAME_BT_FROM_SFRAME)
 		st->frames_sframe++;
+	else if (at->source == SFRAME_BT_FROM_EH_FRAME)
+		st->frames_eh_frame++;
 	else
 		st->frames_fp++;
 	if (next.pc == 0)
@@ -600,8 +709,10 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	struct walker w;
 	w.nobj = w.last = w.next_obj = 0;
 	w.flags = flags;
+	w.epoch_add = (flags & SFRAME_BT_NO_EH_FRAME) ? 1 : 0;
 	w.miss_pc = 0;
 	w.miss_stop = 0;
+	w.known = 0;
 	w.ntrail = 0;
 	w.trail_key = 0;
 	sfb_mem_init(&w.mem, (uintptr_t)&w);
@@ -627,15 +738,17 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			break;
 		}
 		bool outermost = false;
+		int ncfi = 0;
 		int m = !w.mem.nwin ? at.n
 			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
-						&outermost)
+						&outermost, &ncfi)
 			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
-						   &outermost)
+						   &outermost, &ncfi)
 				 : fast_pcs(&w, regs, pcs, at.n, size, at.exact, &at.source,
-					    &outermost);
+					    &outermost, &ncfi);
 		if (m > at.n) {
-			st->frames_sframe += m - at.n;
+			st->frames_sframe += m - at.n - ncfi;
+			st->frames_eh_frame += ncfi;
 			at.n = m;
 			at.exact = false;
 			at.topmost = false;

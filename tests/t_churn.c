@@ -19,7 +19,8 @@
  * every 50 us.
  * Every sample must be the expected chain or a prefix of it ended by a
  * reported stop reason: never a wrong PC; a sample whose frame 0 is in
- * libc or ld.so (no .sframe) must stop right there.  The callback walks
+ * libc or ld.so (no .sframe) must get back to the chain through their
+ * .eh_frame.  The callback walks
  * (normal context, every object loaded) must be the exact chain.  No
  * crash (reported with the faulting PC); no hang (alarm). */
 #define _GNU_SOURCE
@@ -139,10 +140,24 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv)
 	if (n < 1 || f[0].pc != (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])
 		v = V_WRONG;
 	if (v == V_OTHER) {
-		/* Frame 0 in libc or ld.so (dlopen, dlclose, ...): they have no
-		 * .sframe, so the walk must stop right there. */
+		/* Frame 0 in libc or ld.so (dlopen, dlclose, ...): walked with
+		 * their .eh_frame back into the program, through the thread's
+		 * outermost chain function, down to its end in libc. */
 		if (in_sys(f[0].pc)) {
-			if (n == 1 && st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO)
+			int k = 1, outer = 0;
+			while (k < n && in_sys(lookup_pc(&f[k])))
+				k++;
+			for (int j = k; j < n && len > 0; j++)
+				outer |= wfn_lookup(&ctx, lookup_pc(&f[j])) == chain[len - 1];
+			if (k < n && outer && st.stop == SFRAME_BT_STOP_OUTERMOST &&
+			    in_libc(lookup_pc(&f[n - 1])))
+				t->sys_ok++;
+			/* Or stopped, with a reason, at the first frame outside
+			 * libc and ld.so: crt code (__do_global_dtors_aux calling
+			 * __cxa_finalize in dlclose()) has no unwind info. */
+			else if (k >= n - 1 && st.stop != SFRAME_BT_STOP_NONE &&
+				 st.stop != SFRAME_BT_STOP_BUFFER_FULL &&
+				 st.stop != SFRAME_BT_STOP_OUTERMOST)
 				t->sys_ok++;
 			else
 				t->sys_bad++, v = V_WRONG;

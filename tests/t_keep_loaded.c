@@ -122,11 +122,11 @@ static bool still_loaded(const char *path)
 }
 
 /* ---- libc, kept without asking -------------------------------------------
- * Every thread's outermost frames lie in libc, which has no .sframe here:
- * a walk that is not cut short ends there, and would confirm libc each
- * time only to stop.  libc cannot be unloaded while the library is bound
- * to it, so it is kept as soon as it is described: a second walk from
- * here to the end makes no lookup at all. */
+ * Every thread's outermost frames lie in libc (walked with its .eh_frame):
+ * a walk that is not cut short passes through it, and would confirm libc
+ * each time.  libc cannot be unloaded while the library is bound to it,
+ * so it is kept as soon as it is described: a second walk from here to
+ * the end (_start, outermost) makes no lookup at all. */
 
 NOINL int walk_to_the_end(struct sframe_bt_frame *f, int size, struct sframe_bt_status *st)
 {
@@ -141,10 +141,11 @@ static void test_libc_kept(void)
 	unsigned long before = atomic_load(&lookups);
 	int n = walk_to_the_end(f, MAXF * 4, &st);
 	unsigned long calls = atomic_load(&lookups) - before;
-	CHECK(n >= 2 && in_libc(f[n - 1].pc - 1) && st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO &&
-	      calls == 0,
-	      "libc kept without asking: a walk to the end stops in libc with no-unwind-info and "
-	      "makes no lookup (%lu calls, %d frames)", calls, n);
+	CHECK(n >= 3 && in_libc(f[n - 2].pc - 1) && in_start(f[n - 1].pc - 1) &&
+	      st.stop == SFRAME_BT_STOP_OUTERMOST && st.frames_eh_frame >= 2 && calls == 0,
+	      "libc kept without asking: a walk to the end goes through libc to _start, outermost, "
+	      "and makes no lookup (%lu calls, %d frames, %d by .eh_frame, stop %s)", calls, n,
+	      st.frames_eh_frame, sframe_bt_stop_name(st.stop));
 	/* libc's puts, past any definition in this program. */
 	void *puts_in_libc = dlsym(RTLD_NEXT, "puts");
 	unsigned n_before = atomic_load(&sfb_kept.n);

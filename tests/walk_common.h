@@ -169,7 +169,7 @@ static UNUSED_FN const char *wfn_name(const struct wctx *c, int id)
 	return "?";
 }
 
-/* ---- Objects: libc and ld.so carry no .sframe ---------------------------- */
+/* ---- Objects: libc and ld.so carry no .sframe (walked with .eh_frame) ---- */
 
 struct wobj {
 	uintptr_t lo, hi;
@@ -211,11 +211,24 @@ static inline int in_sys(uintptr_t pc) /* libc or ld.so */
 	return in_obj(&w_libc, pc) || in_obj(&w_ldso, pc);
 }
 
+/* The program's entry point (crt1.o: no .sframe, CFI that marks the RA
+ * undefined), the outermost frame of the main thread. */
+extern char _start[];
+static inline int in_start(uintptr_t pc)
+{
+	return pc - (uintptr_t)_start < 64;
+}
+
+/* The frames below a chain's outermost function: its libc caller
+ * (start_thread or __libc_start_call_main), then clone3, or
+ * __libc_start_main and _start; there the walk ends as outermost. */
+#define W_TAIL_MAX 3
+
 /* ---- Verdicts -------------------------------------------------------------- */
 
 enum verdict {
-	V_EXACT = 0,   /* the whole expected chain, then the libc frame, then a
-			  no-unwind-info stop */
+	V_EXACT = 0,   /* the whole expected chain, then the libc frames below it
+			  to the outermost frame */
 	V_TRUNC = 1,   /* a correct prefix, with a reported stop reason */
 	V_WRONG = 2,   /* some frame is not the expected one (or an unreported
 			  truncation, or frames past the end) */
@@ -232,11 +245,11 @@ static inline uintptr_t lookup_pc(const struct sframe_bt_frame *f)
 
 /* Compare frames f[0..n) of a walk that starts at an exact PC (frame 0 of
  * a ucontext walk, or the frame right after a signal frame) with chain
- * (ids, innermost first) followed by one libc frame (the caller of the
- * outermost function: start_thread or __libc_start_call_main) at which the
- * walk must stop with no-unwind-info.  stop: the reported stop reason, or
- * -1 when the API used reports none.  size: the buffer size used.
- * *bad: index of the first wrong frame.  Async-signal-safe. */
+ * (ids, innermost first) followed by its tail (W_TAIL_MAX: a libc frame
+ * first, then libc frames or _start), where the walk must end as
+ * outermost.  stop: the reported stop reason, or -1 when the API used
+ * reports none.  size: the buffer size used.  *bad: index of the first
+ * wrong frame.  Async-signal-safe. */
 static UNUSED_FN int verify_chain(const struct wctx *c, const struct sframe_bt_frame *f,
 				  int n, int stop, int size, const int *chain, int len,
 				  int *bad)
@@ -260,7 +273,7 @@ static UNUSED_FN int verify_chain(const struct wctx *c, const struct sframe_bt_f
 		*bad = 0;
 		return V_WRONG;
 	}
-	int want = len - pos + 1; /* + the libc frame */
+	int want = len - pos + 1; /* the chain and the first libc frame, at least */
 	for (int k = 1; k < n; k++) {
 		int ci = pos + k;
 		uintptr_t pc = lookup_pc(&f[k]);
@@ -272,14 +285,14 @@ static UNUSED_FN int verify_chain(const struct wctx *c, const struct sframe_bt_f
 		else if (ci == len)
 			ok = in_libc(pc);
 		else
-			ok = 0; /* a frame past the libc frame */
+			ok = ci < len + W_TAIL_MAX && (in_libc(pc) || in_start(pc));
 		if (!ok) {
 			*bad = k;
 			return V_WRONG;
 		}
 	}
-	if (n == want) {
-		if (stop >= 0 && stop != SFRAME_BT_STOP_NO_UNWIND_INFO &&
+	if (n >= want) {
+		if (stop >= 0 && stop != SFRAME_BT_STOP_OUTERMOST &&
 		    !(stop == SFRAME_BT_STOP_BUFFER_FULL && n == size)) {
 			*bad = n;
 			return V_WRONG;
@@ -287,7 +300,7 @@ static UNUSED_FN int verify_chain(const struct wctx *c, const struct sframe_bt_f
 		return V_EXACT;
 	}
 	/* Short: acceptable only with a reported reason. */
-	if (stop == SFRAME_BT_STOP_NONE || stop > SFRAME_BT_STOP_CACHE_FULL ||
+	if (stop == SFRAME_BT_STOP_NONE || stop > SFRAME_BT_STOP_BAD_EH_FRAME ||
 	    (stop == SFRAME_BT_STOP_BUFFER_FULL && n != size)) {
 		*bad = n;
 		return V_WRONG;

@@ -11,25 +11,38 @@ WARN      := -std=gnu11 -Wall -Wextra -Werror
 # walk started inside it (sframe_write_crash_report) can step out of it.
 # clang's integrated assembler has no --gsframe: it then hands the
 # assembly to GNU as.
-GSFRAME   := $(shell echo 'int x;' | $(CC) -Wa,--gsframe -x c -c - -o /dev/null 2>/dev/null && \
-	echo -Wa,--gsframe || { echo 'int x;' | $(CC) -fno-integrated-as -Wa,--gsframe -x c -c - \
+GSFRAME   := $(shell echo 'int f(void){return 0;}' | $(CC) -Wa,--gsframe -x c -c - -o /dev/null 2>/dev/null && \
+	echo -Wa,--gsframe || { echo 'int f(void){return 0;}' | $(CC) -fno-integrated-as -Wa,--gsframe -x c -c - \
 	-o /dev/null 2>/dev/null && echo -fno-integrated-as -Wa,--gsframe; })
+# Programs built for tests and examples carry SFrame too, where the
+# assembler can write it (binutils before 2.46 cannot for s390x).
+comma     := ,
+SFRAME_AS := $(if $(GSFRAME),-Wa$(comma)--gsframe)
 LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(GSFRAME) $(CFLAGS)
 TESTFLAGS := $(WARN) -I. -Isrc -Itests $(CFLAGS)
 
-LIB_SRCS := $(wildcard src/*.c)
+# The target architecture is the compiler's, not the host's.
+ARCH     := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+LIB_SRCS := $(filter-out src/arch_%.c,$(wildcard src/*.c)) $(wildcard src/arch_$(ARCH).c)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
 PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
 
 STATIC := $(B)/libsframebt.a
 SHARED := $(B)/libsframebt.so.$(VERSION)
+PRELOAD := $(B)/libsframebt-preload.so
 
 EXAMPLES := $(patsubst examples/%.c,$(B)/%,$(wildcard examples/*.c))
 
 .PHONY: all lib examples test test-valgrind test-asan install clean fuzz bench
 all: lib examples
 
-lib: $(STATIC) $(SHARED)
+lib: $(STATIC) $(SHARED) $(PRELOAD)
+
+# LD_PRELOAD drop-in for glibc's backtrace() and backtrace_symbols_fd().
+$(B)/pic/backtrace_preload.o: src/preload/backtrace_preload.c backtrace.h Makefile | $(B)/pic
+	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
+$(PRELOAD): $(PIC_OBJS) $(B)/pic/backtrace_preload.o
+	$(CC) -shared -Wl,--gc-sections -o $@ $^
 
 # Frame pointers: api.c finds its caller through its own frame record.
 # The walker's inner loop needs every register it can get (walk.c steps
@@ -52,7 +65,7 @@ $(B)/obj $(B)/pic $(B)/tests:
 
 examples: $(EXAMPLES)
 $(B)/%: examples/%.c $(STATIC) backtrace.h
-	$(CC) $(TESTFLAGS) -Wa,--gsframe $< -o $@ $(STATIC) -ldl -lpthread
+	$(CC) $(TESTFLAGS) $(SFRAME_AS) $< -o $@ $(STATIC) -ldl -lpthread
 
 # Tests: each tests/t_*.c is a program; tests/run.sh runs them all plus the
 # script checks and prints "N passed, N failed".
@@ -85,7 +98,7 @@ install: lib
 	install -d $(DESTDIR)$(PREFIX)/include/sframebt $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 backtrace.h $(DESTDIR)$(PREFIX)/include/sframebt/backtrace.h
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(PRELOAD) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so.$(SOMAJOR)
 	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' sframebt.pc.in \

@@ -448,49 +448,60 @@ int sfb_cfi_find(const struct sfb_cfi_section *s, uint64_t pc, struct sfb_cfi_fd
 
 /* ---- The CFA instruction interpreter ------------------------------------ */
 
+/* A register's rule in 32 bits, so that the interpreter's states (the
+ * current one, the CIE's, SFB_CFI_STATE_DEPTH remembered) take about 1 KiB
+ * of a signal stack: kind in bits 0-2, bit 3 set when an instruction gave
+ * the rule (readelf's "u" columns have it clear), and a signed 28-bit
+ * argument in bits 4-31: the CFA offset, the register, or the offset in
+ * .eh_frame of the expression block (its ULEB128 length, read again when
+ * the row is built). */
+typedef uint32_t rule_t;
+enum { R_SAME, R_UNDEFINED, R_OFFSET, R_VAL_OFFSET, R_REGISTER, R_EXPR, R_VAL_EXPR };
+#define RULE_SET 8u
+#define RULE_ARG_MAX ((1 << 27) - 1)
+
+static rule_t mkrule(unsigned kind, int32_t arg)
+{
+	return kind | RULE_SET | (uint32_t)arg << 4;
+}
+
+static unsigned rule_kind(rule_t r) { return r & 7; }
+static int32_t rule_arg(rule_t r) { return (int32_t)r >> 4; }
+
 /* What DW_CFA_remember_state saves: every rule, the CFA's included (as
  * gcc's unwinder and readelf do). */
 struct rules {
 	struct sfb_loc cfa;
-	struct sfb_loc reg[SFB_CFI_REGS];
-	uint64_t explicit_regs;
+	rule_t reg[SFB_CFI_REGS];
 	uint8_t ra_signed;
 };
 
 struct interp {
 	const struct sfb_cfi_section *s;
 	const struct sfb_cfi_fde *f;
-	struct sfb_cfi_table_row *row;  /* the current rules */
+	struct sfb_cfi_table_row *row;  /* pc_lo, pc_hi, args_size */
 	uint64_t pc, loc;
 	unsigned ops, depth;
+	struct rules cur;
 	struct rules init;              /* after the CIE's instructions */
 	struct rules stack[SFB_CFI_STATE_DEPTH];
 };
 
-static void save(const struct sfb_cfi_table_row *r, struct rules *to)
-{
-	to->cfa = r->cfa;
-	memcpy(to->reg, r->reg, sizeof to->reg);
-	to->explicit_regs = r->explicit_regs;
-	to->ra_signed = r->ra_signed;
-}
-
-static void load(struct sfb_cfi_table_row *r, const struct rules *from)
-{
-	r->cfa = from->cfa;
-	memcpy(r->reg, from->reg, sizeof r->reg);
-	r->explicit_regs = from->explicit_regs;
-	r->ra_signed = from->ra_signed;
-}
-
 /* Register n's rule; rules for registers past the tracked ones are
  * dropped (the RA column never is: parse_cie() checked it). */
-static void set_rule(struct interp *in, uint64_t n, struct sfb_loc loc)
+static void set_rule(struct interp *in, uint64_t n, rule_t r)
 {
-	if (n >= SFB_CFI_REGS)
-		return;
-	in->row->reg[n] = loc;
-	in->row->explicit_regs |= (uint64_t)1 << n;
+	if (n < SFB_CFI_REGS)
+		in->cur.reg[n] = r;
+}
+
+/* A CFA-relative rule: the offset must fit the rule's argument. */
+static int offset_rule(unsigned kind, int32_t off, rule_t *r)
+{
+	if (off < -RULE_ARG_MAX - 1 || off > RULE_ARG_MAX)
+		return SFB_CFI_E_REGISTER;
+	*r = mkrule(kind, off);
+	return SFB_CFI_OK;
 }
 
 /* v * data_align as a row offset. */
@@ -534,12 +545,13 @@ static int advance(struct interp *in, uint64_t delta, bool cie)
 	return move_to(in, in->loc + d, cie);
 }
 
-/* An expression block (uleb length, bytes) at *at: its rule. */
-static int block(struct interp *in, uint64_t *at, uint64_t end, uint8_t deref,
+/* An expression block (ULEB128 length, bytes) at *at: its location
+ * (SFB_LOC_DWARF: offset of the bytes, length).  *at is left past it. */
+static int block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t deref,
 		 struct sfb_loc *loc)
 {
 	uint64_t len;
-	int err = get_uleb(&in->s->frame, at, end, &len);
+	int err = get_uleb(b, at, end, &len);
 	if (err)
 		return err;
 	if (len > end - *at)
@@ -559,12 +571,13 @@ static int block(struct interp *in, uint64_t *at, uint64_t end, uint8_t deref,
 static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 {
 	const struct sfb_bytes *b = &in->s->frame;
-	struct sfb_cfi_table_row *row = in->row;
+	struct rules *cur = &in->cur;
 	int err;
 	while (at < end) {
-		uint64_t op, n, v, r2;
+		uint64_t op, n, v, r2, blk;
 		int64_t sv;
 		int32_t off;
+		rule_t rule;
 		struct sfb_loc loc;
 		if (++in->ops > SFB_CFI_MAX_OPS)
 			return SFB_CFI_E_BUDGET;
@@ -577,7 +590,8 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 		case 2: /* DW_CFA_offset */
 			TRY(get_uleb(b, &at, end, &v));
 			TRY(ufactored(in, v, &off));
-			set_rule(in, op & 0x3f, (struct sfb_loc){ SFB_LOC_EXPR, 1, SFB_REG_CFA, off });
+			TRY(offset_rule(R_OFFSET, off, &rule));
+			set_rule(in, op & 0x3f, rule);
 			continue;
 		case 3: /* DW_CFA_restore */
 			n = op & 0x3f;
@@ -610,51 +624,44 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 					return SFB_CFI_E_REGISTER;
 				off = -off;
 			}
-			set_rule(in, n, (struct sfb_loc){ SFB_LOC_EXPR, op != 0x14, SFB_REG_CFA, off });
+			TRY(offset_rule(op == 0x14 ? R_VAL_OFFSET : R_OFFSET, off, &rule));
+			set_rule(in, n, rule);
 			break;
 		case 0x11: /* DW_CFA_offset_extended_sf */
 		case 0x15: /* DW_CFA_val_offset_sf */
 			TRY(get_uleb(b, &at, end, &n));
 			TRY(get_sleb(b, &at, end, &sv));
 			TRY(factored(in, sv, &off));
-			set_rule(in, n, (struct sfb_loc){ SFB_LOC_EXPR, op == 0x11, SFB_REG_CFA, off });
+			TRY(offset_rule(op == 0x11 ? R_OFFSET : R_VAL_OFFSET, off, &rule));
+			set_rule(in, n, rule);
 			break;
 		case 0x06: /* DW_CFA_restore_extended */
 			TRY(get_uleb(b, &at, end, &n));
 		restore:
-			if (n >= SFB_CFI_REGS)
-				break;
-			if (cie) {
-				row->reg[n] = (struct sfb_loc){ .kind = SFB_LOC_SAME };
-				row->explicit_regs &= ~((uint64_t)1 << n);
-			} else {
-				row->reg[n] = in->init.reg[n];
-				row->explicit_regs = (row->explicit_regs & ~((uint64_t)1 << n)) |
-						     (in->init.explicit_regs & ((uint64_t)1 << n));
-			}
+			if (n < SFB_CFI_REGS)
+				cur->reg[n] = cie ? R_SAME : in->init.reg[n];
 			break;
 		case 0x07: /* DW_CFA_undefined */
 		case 0x08: /* DW_CFA_same_value */
 			TRY(get_uleb(b, &at, end, &n));
-			set_rule(in, n, (struct sfb_loc){ .kind = op == 0x07 ? SFB_LOC_UNDEFINED
-									   : SFB_LOC_SAME });
+			set_rule(in, n, mkrule(op == 0x07 ? R_UNDEFINED : R_SAME, 0));
 			break;
 		case 0x09: /* DW_CFA_register */
 			TRY(get_uleb(b, &at, end, &n));
 			TRY(get_uleb(b, &at, end, &r2));
 			if (n < SFB_CFI_REGS && r2 >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
-			set_rule(in, n, (struct sfb_loc){ .kind = SFB_LOC_REGISTER, .reg = (uint16_t)r2 });
+			set_rule(in, n, mkrule(R_REGISTER, (int32_t)(r2 & 0xffff)));
 			break;
 		case 0x0a: /* DW_CFA_remember_state */
 			if (in->depth == SFB_CFI_STATE_DEPTH)
 				return SFB_CFI_E_STATE;
-			save(row, &in->stack[in->depth++]);
+			in->stack[in->depth++] = *cur;
 			break;
 		case 0x0b: /* DW_CFA_restore_state */
 			if (in->depth == 0)
 				return SFB_CFI_E_STATE;
-			load(row, &in->stack[--in->depth]);
+			*cur = in->stack[--in->depth];
 			break;
 		case 0x0c: /* DW_CFA_def_cfa */
 		case 0x12: /* DW_CFA_def_cfa_sf */
@@ -670,17 +677,17 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			}
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
-			row->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)n, off };
+			cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)n, off };
 			break;
 		case 0x0d: /* DW_CFA_def_cfa_register */
 			TRY(get_uleb(b, &at, end, &n));
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
 			/* Meaningful only for a register+offset CFA. */
-			if (row->cfa.kind == SFB_LOC_DWARF)
+			if (cur->cfa.kind == SFB_LOC_DWARF)
 				return SFB_CFI_E_OPCODE;
-			row->cfa.kind = SFB_LOC_EXPR;
-			row->cfa.reg = (uint16_t)n;
+			cur->cfa.kind = SFB_LOC_EXPR;
+			cur->cfa.reg = (uint16_t)n;
 			break;
 		case 0x0e: /* DW_CFA_def_cfa_offset */
 		case 0x13: /* DW_CFA_def_cfa_offset_sf */
@@ -693,26 +700,29 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 				TRY(get_sleb(b, &at, end, &sv));
 				TRY(factored(in, sv, &off));
 			}
-			if (row->cfa.kind == SFB_LOC_DWARF)
+			if (cur->cfa.kind == SFB_LOC_DWARF)
 				return SFB_CFI_E_OPCODE;
-			row->cfa.kind = SFB_LOC_EXPR;
-			row->cfa.off = off;
+			cur->cfa.kind = SFB_LOC_EXPR;
+			cur->cfa.off = off;
 			break;
 		case 0x0f: /* DW_CFA_def_cfa_expression */
-			TRY(block(in, &at, end, 0, &row->cfa));
+			TRY(block(b, &at, end, 0, &cur->cfa));
 			break;
 		case 0x10: /* DW_CFA_expression */
 		case 0x16: /* DW_CFA_val_expression */
 			TRY(get_uleb(b, &at, end, &n));
-			TRY(block(in, &at, end, op == 0x10, &loc));
-			set_rule(in, n, loc);
+			blk = at;
+			TRY(block(b, &at, end, 0, &loc));
+			if (blk > RULE_ARG_MAX)
+				return SFB_CFI_E_EXPR;
+			set_rule(in, n, mkrule(op == 0x10 ? R_EXPR : R_VAL_EXPR, (int32_t)blk));
 			break;
 		case 0x2d: /* DW_CFA_AARCH64_negate_ra_state */
-			row->ra_signed ^= 1;
+			cur->ra_signed ^= 1;
 			break;
 		case 0x2e: /* DW_CFA_GNU_args_size */
 			TRY(get_uleb(b, &at, end, &v));
-			row->args_size = (int64_t)v;
+			in->row->args_size = (int64_t)v;
 			break;
 		default:
 			return SFB_CFI_E_OPCODE;
@@ -733,13 +743,52 @@ int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
 	out->ra_column = fde->ra_column;
 	out->signal_frame = fde->signal_frame;
 	out->pauth_b = fde->pauth_b;
-	struct interp in = { .s = s, .f = fde, .row = out, .pc = pc, .loc = fde->pc_begin };
+	/* Set field by field: the state stack needs no clearing. */
+	struct interp in;
+	in.s = s;
+	in.f = fde;
+	in.row = out;
+	in.pc = pc;
+	in.loc = fde->pc_begin;
+	in.ops = in.depth = 0;
+	memset(&in.cur, 0, sizeof in.cur); /* every register R_SAME, not given */
+	in.cur.cfa.kind = SFB_LOC_UNDEFINED;
 	int err = run(&in, fde->cie_insns, fde->cie_insns_end, true);
 	if (err)
 		return err;
-	save(out, &in.init);
+	in.init = in.cur;
 	err = run(&in, fde->fde_insns, fde->fde_insns_end, false);
-	return err == ROW_DONE ? SFB_CFI_OK : err;
+	if (err != SFB_CFI_OK && err != ROW_DONE)
+		return err;
+
+	/* The row, from the compact rules. */
+	out->cfa = in.cur.cfa;
+	out->ra_signed = in.cur.ra_signed;
+	for (unsigned n = 0; n < SFB_CFI_REGS; n++) {
+		rule_t r = in.cur.reg[n];
+		int32_t arg = rule_arg(r);
+		struct sfb_loc *l = &out->reg[n];
+		if (r & RULE_SET)
+			out->explicit_regs |= (uint64_t)1 << n;
+		switch (rule_kind(r)) {
+		case R_SAME: break;
+		case R_UNDEFINED: l->kind = SFB_LOC_UNDEFINED; break;
+		case R_OFFSET:
+		case R_VAL_OFFSET:
+			*l = (struct sfb_loc){ SFB_LOC_EXPR, rule_kind(r) == R_OFFSET, SFB_REG_CFA, arg };
+			break;
+		case R_REGISTER:
+			*l = (struct sfb_loc){ .kind = SFB_LOC_REGISTER, .reg = (uint16_t)arg };
+			break;
+		default: {
+			/* R_EXPR, R_VAL_EXPR: the block was checked when read. */
+			uint64_t at = (uint64_t)arg;
+			if (block(&s->frame, &at, s->frame.len, rule_kind(r) == R_EXPR, l))
+				return SFB_CFI_E_EXPR;
+		}
+		}
+	}
+	return SFB_CFI_OK;
 }
 
 int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg,

@@ -14,7 +14,12 @@
  * expression's by SFB_CFI_EXPR_STACK and SFB_CFI_EXPR_OPS.
  *
  * Like sframe_decode.h, this is pure decoding: the caller says where the
- * bytes are and how far they may be read. */
+ * bytes are and how far they may be read.  For 64-bit objects (absptr
+ * pointers are 8 bytes) in the host's byte order.  .eh_frame is read up to
+ * 2 GiB from its start; DW_CFA_expression and val_expression blocks must
+ * lie in its first 128 MiB (the interpreter keeps each register's rule in
+ * 32 bits, so that its state stack stays small on a signal stack: about
+ * 1.7 KiB for sfb_cfi_lookup() in all). */
 #ifndef SFB_CFI_H
 #define SFB_CFI_H
 
@@ -45,7 +50,9 @@ enum sfb_cfi_err {
 	SFB_CFI_E_OPCODE = 7,       /* unknown or unsupported DW_CFA opcode */
 	SFB_CFI_E_STATE = 8,        /* remember_state too deep, or restore_state with none */
 	SFB_CFI_E_BUDGET = 9,       /* more than SFB_CFI_MAX_OPS instructions */
-	SFB_CFI_E_REGISTER = 10,    /* a rule for a register the row cannot hold */
+	SFB_CFI_E_REGISTER = 10,    /* a rule the row cannot hold: register number past
+				       SFB_CFI_REGS, offset out of range (CFA: 32 bits,
+				       other registers: 28), more rules than SFB_ROW_REGS */
 	SFB_CFI_E_EXPR = 11,        /* malformed, unsupported or over-budget DWARF expression */
 	SFB_CFI_E_LEB = 12,         /* a LEB128 number longer than 10 bytes or past 64 bits */
 };

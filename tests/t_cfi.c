@@ -570,6 +570,11 @@ static void test_cfa(void)
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_REGISTER, "offset that overflows 32 bits");
 	reset();
 	c = std_cie();
+	fde(c, PC0, 0x10, INS(0x05, 3, 0x80, 0x80, 0x80, 0x08, 0x41, 0x05, 3, 0x80, 0x80, 0x80, 0x10));
+	CHECK(row_at(PC0, &t) == 0 && AT(t, 3, -(1 << 27)), "register rule offset -2^27");
+	CHECK(row_at(PC0 + 1, &t) == SFB_CFI_E_REGISTER, "register rule offset -2^28: too far");
+	reset();
+	c = std_cie();
 	fde(c, PC0, 0x10, INS(0x10, 3, 0x05, 0x77));
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_TRUNCATED, "expression block past the FDE");
 

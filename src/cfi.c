@@ -224,7 +224,7 @@ int sfb_cfi_load(struct sfb_cfi_section *s, const void *hdr, size_t hdr_len,
 	for (uint32_t i = 0; i < s->fde_count; i++) {
 		uint64_t pc, fde;
 		table_entry(s, i, &pc, &fde);
-		if (i && (int64_t)(pc - prev) < 0)
+		if (i && pc < prev)
 			goto unsearchable;
 		prev = pc;
 		if (fde < eptr || fde - eptr >= s->frame.len)

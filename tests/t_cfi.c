@@ -816,6 +816,54 @@ static void test_lengths(void)
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_TRUNCATED, "64-bit length past the end");
 }
 
+/* .eh_frame_hdr field encodings other than ld's. */
+static void test_hdr_encodings(void)
+{
+	struct sfb_cfi_fde f;
+	reset();
+	size_t c = std_cie();
+	fde(c, PC0, 0x20, NONE);
+	fde(c, PC0 + 0x40, 0x20, NONE);
+	CHECK(load() == 0, "two FDEs");
+	const uint8_t *table = hbuf + 12;
+	static const struct { uint8_t eptr_enc, count_enc; const char *what; } v[] = {
+		{ 0x04, 0x01, "absolute udata8 .eh_frame pointer, uleb128 count" },
+		{ 0x3b, 0x03, "datarel sdata4 .eh_frame pointer" },
+		{ 0x1c, 0x04, "pcrel sdata8 .eh_frame pointer, udata8 count" },
+		{ 0x00, 0x02, "absptr .eh_frame pointer, udata2 count" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		uint8_t h[64];
+		size_t n = 0;
+		h[n++] = 1;
+		h[n++] = v[i].eptr_enc;
+		h[n++] = v[i].count_enc;
+		h[n++] = 0x3b;
+		uint64_t e = FRAME_ADDR;
+		if ((v[i].eptr_enc & 0x70) == 0x10)
+			e -= HDR_ADDR + n;
+		else if ((v[i].eptr_enc & 0x70) == 0x30)
+			e -= HDR_ADDR;
+		unsigned w = (v[i].eptr_enc & 0x0f) == 0x0b ? 4 : 8;
+		memcpy(h + n, &e, w);
+		n += w;
+		if (v[i].count_enc == 0x01) {
+			h[n++] = 2;
+		} else {
+			unsigned cw = v[i].count_enc == 0x02 ? 2 : v[i].count_enc == 0x03 ? 4 : 8;
+			uint64_t cnt = 2;
+			memcpy(h + n, &cnt, cw);
+			n += cw;
+		}
+		memcpy(h + n, table, 16);
+		n += 16;
+		int err = sfb_cfi_load(&S, h, n, HDR_ADDR, FRAME_ADDR + FL, (uintptr_t)fbuf - FRAME_ADDR);
+		CHECK(err == 0 && S.fde_count == 2 && S.frame_addr == FRAME_ADDR &&
+		      sfb_cfi_find(&S, PC0 + 0x41, &f) == 0 && f.pc_begin == PC0 + 0x40,
+		      "%s: %s", v[i].what, sfb_cfi_err_name(err));
+	}
+}
+
 /* ---- Malformed input --------------------------------------------------- */
 
 static void test_malformed(void)
@@ -984,6 +1032,7 @@ int main(void)
 	test_encodings();
 	test_augmentations();
 	test_lengths();
+	test_hdr_encodings();
 	test_malformed();
 	free(hbuf);
 	free(fbuf);

@@ -35,20 +35,12 @@ const char *sframe_bt_stop_name(int stop)
 	return names[stop];
 }
 
-/* The caller's registers, from this function's own frame.  The library is
- * built with frame pointers, so the frame record gives the caller's frame
- * without any table: CFA = fp + 16, RA at CFA - 8, caller's FP at CFA - 16.
- * Must be inlined into each public entry so that "caller" is the user. */
+/* The caller's registers, from this function's own frame (the library is
+ * built with frame pointers; arch_*.c reads the frame).  Must be inlined
+ * into each public entry so that "caller" is the user. */
 #define CALLER_REGS(r)                                                        \
-	do {                                                                  \
-		uintptr_t fa_ = (uintptr_t)__builtin_frame_address(0);        \
-		(r).pc = (uintptr_t)__builtin_return_address(0);              \
-		(r).sp = fa_ + 16;                                            \
-		(r).fp = *(const uintptr_t *)fa_;                             \
-		(r).ra = 0;                                                   \
-		(r).all = NULL;                                               \
-		(r).have_ra = false;                                          \
-	} while (0)
+	sfb_arch_caller_regs(__builtin_frame_address(0), __builtin_dwarf_cfa(), \
+			     __builtin_return_address(0), &(r))
 
 static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, void **pcs,
 			 int size, unsigned flags, struct sframe_bt_status *st)

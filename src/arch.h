@@ -31,7 +31,11 @@ extern const uint8_t sfb_arch_abi;
 
 /* DWARF numbers of the stack and frame pointers, and how the caller's
  * stack pointer follows from the CFA: constants the walker's inner loop
- * uses without a call. */
+ * uses without a call.  SFB_SAVED_WORDS: the words of a signal frame's
+ * registers the walker keeps (struct sfb_saved_regs).  SFB_FP_*: the
+ * frame-pointer rule (a frame record of the caller's FP and RA at FP),
+ * where the ABI has one: CFA = FP + SFB_FP_CFA_OFFSET, RA and FP saved
+ * at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET. */
 #if defined(__x86_64__)
 #define SFB_DWARF_SP 7
 #define SFB_DWARF_FP 6
@@ -40,16 +44,45 @@ extern const uint8_t sfb_arch_abi;
  * the memoised rows need not say where it is (rowmemo.h). */
 #define SFB_RA_SLOT (-1)
 #define SFB_SAVED_WORDS 23 /* NGREG: the ucontext's gregs[] */
+#define SFB_FP_RULE 1      /* push %rbp; mov %rsp, %rbp */
+/* Callee-saved registers other than SP and FP, by DWARF number (rbx,
+ * r12-r15): a caller's value of one is known after a CFI step that says
+ * where it was saved or leaves it alone (walk.c). */
+#define SFB_CALLEE_SAVED ((1ull << 3) | (0xfull << 12))
+#define SFB_FP_CFA_OFFSET 16
+#define SFB_FP_RA_OFFSET (-8)
+#define SFB_FP_FP_OFFSET (-16)
 #elif defined(__aarch64__)
 #define SFB_DWARF_SP 31
 #define SFB_DWARF_FP 29
 #define SFB_SP_FROM_CFA(cfa) (cfa)
 #define SFB_SAVED_WORDS 34 /* regs[31], sp, pc, pstate */
+#define SFB_CALLEE_SAVED (0x3ffull << 19) /* x19-x28 */
+/* The frame record x29 points at: {x29, x30}.  The record need not sit at
+ * the top of the frame, so the CFA this gives may lie below the real one;
+ * the caller's row and its return-address check decide the rest. */
+#define SFB_FP_RULE 1
+#define SFB_FP_CFA_OFFSET 16
+#define SFB_FP_RA_OFFSET (-8)
+#define SFB_FP_FP_OFFSET (-16)
 #elif defined(__s390x__)
 #define SFB_DWARF_SP 15
 #define SFB_DWARF_FP 11
+/* The CFA is the caller's SP plus its 160-byte register save area. */
 #define SFB_SP_FROM_CFA(cfa) ((cfa) - 160)
-#define SFB_SAVED_WORDS 18 /* psw (2 words), gprs[16] */
+/* _sigregs: psw (2 words), gprs[16], acrs[16] (8 words), fpc and pad (1),
+ * fprs[16]: the ucontext's mcontext_t, as the kernel saved it. */
+#define SFB_SAVED_WORDS 43
+/* r6-r10, r12, r13 and f8-f15 (DWARF 24-31) */
+#define SFB_CALLEE_SAVED ((0x1full << 6) | (3ull << 12) | (0xffull << 24))
+/* r11 is a frame pointer only by convention, with no record of the
+ * caller's FP and RA at a fixed place: no frame-pointer rule. */
+#define SFB_FP_RULE 0
+#define SFB_FP_CFA_OFFSET 0
+#define SFB_FP_RA_OFFSET 0
+#define SFB_FP_FP_OFFSET 0
+#else
+#error "sframebt: unsupported architecture (x86-64, AArch64 and s390x are)"
 #endif
 
 /* A signal frame's registers, as the kernel saved them. */
@@ -68,6 +101,10 @@ bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
  * where code may be read (the object's executable segment). */
 bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
 
+/* The same for a pc that no object holds (a trampoline the kernel, or an
+ * emulator, placed on a page of its own): the code is read through m. */
+bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc);
+
 /* The interrupted registers from the signal frame found at sp (the stack
  * pointer when the trampoline runs), read through m into *saved, which
  * out->all then points at.  False if unreadable. */
@@ -80,14 +117,16 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t code_lo, uintptr_t code_
 /* Remove pointer-authentication bits from a return address (AArch64). */
 uintptr_t sfb_arch_strip_pac(uintptr_t ra);
 
+/* The registers of the caller of a public entry point, from the entry's
+ * own frame: its __builtin_frame_address(0) (the library is built with
+ * frame pointers), __builtin_dwarf_cfa() and __builtin_return_address(0),
+ * evaluated in the entry itself so that "caller" is the user. */
+void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
+			  struct sfb_regs *regs);
+
 /* Correct a row that toolchains are known to get wrong at the topmost
  * frame (x86-64: PLT stubs that have not pushed anything yet). */
 void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,
 			      struct sfb_row *row);
-
-/* The frame-pointer rule: caller's CFA, RA and FP slots relative to FP. */
-#define SFB_FP_CFA_OFFSET 16
-#define SFB_FP_RA_OFFSET (-8)  /* relative to the CFA */
-#define SFB_FP_FP_OFFSET (-16) /* relative to the CFA */
 
 #endif

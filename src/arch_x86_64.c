@@ -82,6 +82,13 @@ bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
 }
 
+bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc)
+{
+	uint8_t code[sizeof sigreturn_code];
+	return sfb_mem_copy(m, pc, code, sizeof code) &&
+	       memcmp(code, sigreturn_code, sizeof code) == 0;
+}
+
 /* At the trampoline, sp points at the ucontext of the kernel's
  * struct rt_sigframe (its pretcode was popped by the handler's ret). */
 bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
@@ -116,8 +123,6 @@ void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi,
 		row->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, 7, 8 };
 	}
 }
-#endif
-
 /* Does a call instruction end exactly at ra?  A return address that is
  * not preceded by a call is not a return address: this catches stale or
  * garbage stack words, and unwind rows that toolchains got wrong (binutils
@@ -160,3 +165,17 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	}
 	return false;
 }
+
+/* The entry's frame record: saved %rbp at frame, the return address
+ * above it; the caller's SP is the entry's CFA. */
+void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
+			  struct sfb_regs *r)
+{
+	r->pc = (uintptr_t)ra;
+	r->sp = (uintptr_t)cfa;
+	r->fp = *(const uintptr_t *)frame;
+	r->ra = 0;
+	r->all = NULL;
+	r->have_ra = false;
+}
+#endif

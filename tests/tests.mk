@@ -5,6 +5,6 @@ TEST_SRCS := $(wildcard tests/t_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
 $(B)/tests/t_%: tests/t_%.c $(STATIC) tests/check.h backtrace.h | $(B)/tests
-	$(CC) $(TESTFLAGS) -Wa,--gsframe $< -o $@ $(STATIC) -ldl -lpthread
+	$(CC) $(TESTFLAGS) $(SFRAME_AS) $< -o $@ $(STATIC) -ldl -lpthread
 
 -include tests/*.mk.inc

@@ -35,12 +35,20 @@ static volatile int zero, thousand = 1000;
  * loop.  Done in assembly so the compiler cannot reorder or drop it. */
 static NOINLINE void smash_stack_and_fault(void)
 {
+#if defined(__x86_64__)
 	__asm__ volatile("mov %%rsp, %%rdi\n\t"
 			 "mov $64, %%ecx\n\t"            /* 64 words = 512 bytes */
 			 "movabs $0x4141414141414141, %%rax\n\t"
 			 "rep stosq\n\t"
 			 "movl $1, 16\n\t"               /* fault: write to 0x10 */
 			 ::: "rdi", "rcx", "rax", "memory");
+#else
+	/* From this frame's record up (other architectures). */
+	volatile unsigned long *p = __builtin_frame_address(0);
+	for (int i = 0; i < 64; i++)
+		p[i] = 0x4141414141414141ul;
+	*bad_pointer = 1;
+#endif
 }
 
 /* The faulting functions.  Each returns normally only if the fault did

@@ -1,0 +1,153 @@
+/* AArch64: registers from ucontext, the rt_sigreturn trampoline, return
+ * addresses signed with pointer authentication.
+ *
+ * DWARF numbers: 0-30 x0-x30 (29 the frame pointer, 30 the link register,
+ * the return address column), 31 sp. */
+#if defined(__aarch64__)
+#define _GNU_SOURCE
+#include "arch.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "sframe_format.h"
+
+const uint8_t sfb_arch_abi = SFB_ABI_AARCH64_LE;
+
+/* The saved words mirror mcontext_t from regs[] on: x0-x30, sp, pc,
+ * pstate. */
+#define W_SP 31
+#define W_PC 32
+_Static_assert(offsetof(mcontext_t, sp) == offsetof(mcontext_t, regs) + 8 * W_SP &&
+		       offsetof(mcontext_t, pc) == offsetof(mcontext_t, regs) + 8 * W_PC &&
+		       offsetof(mcontext_t, pstate) == offsetof(mcontext_t, regs) + 8 * 33,
+	       "struct sfb_saved_regs mirrors mcontext_t from regs[]");
+
+static uintptr_t word(const void *w, unsigned i)
+{
+	uintptr_t v;
+	memcpy(&v, (const char *)w + 8 * i, sizeof v);
+	return v;
+}
+
+/* In the interrupted frame the link register is live: a leaf, or a
+ * function before it saved x30, still has its return address there. */
+static void from_words(const void *w, struct sfb_regs *r)
+{
+	r->pc = word(w, W_PC);
+	r->sp = word(w, W_SP);
+	r->fp = word(w, 29);
+	r->ra = word(w, 30);
+	r->all = w;
+	r->have_ra = true;
+}
+
+bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
+{
+	if (!ucv)
+		return false;
+	const ucontext_t *uc = ucv;
+	from_words(uc->uc_mcontext.regs, r);
+	return true;
+}
+
+bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
+{
+	if (n == SFB_DWARF_SP) {
+		*out = r->sp;
+		return true;
+	}
+	if (n == SFB_DWARF_FP) {
+		*out = r->fp;
+		return true;
+	}
+	if (n == 30 && r->have_ra) {
+		*out = r->ra;
+		return true;
+	}
+	if (r->all && n < 31) {
+		*out = word(r->all, n);
+		return true;
+	}
+	return false;
+}
+
+/* The vDSO's __kernel_rt_sigreturn (and qemu-user's copy of it): mov x8,
+ * #139 (__NR_rt_sigreturn); svc #0. */
+static const uint32_t sigreturn_code[2] = { 0xd2801168, 0xd4000001 };
+
+bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	if (pc % 4 || pc < lo || pc >= hi || hi - pc < sizeof sigreturn_code)
+		return false;
+	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
+}
+
+bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc)
+{
+	uint32_t code[2];
+	return pc % 4 == 0 && sfb_mem_copy(m, pc, code, sizeof code) &&
+	       memcmp(code, sigreturn_code, sizeof code) == 0;
+}
+
+/* At the trampoline sp points at the kernel's struct rt_sigframe: a
+ * siginfo, then the ucontext (glibc's ucontext_t has the kernel's layout
+ * up to and including uc_mcontext). */
+bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
+			    struct sfb_regs *out)
+{
+	uintptr_t g = sp + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext.regs);
+	if (g < sp)
+		return false;
+	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
+		if (!sfb_mem_read(m, g + 8 * i, &saved->w[i]))
+			return false;
+	from_words(saved->w, out);
+	return true;
+}
+
+/* xpaclri (hint #7, a NOP on cores without pointer authentication)
+ * strips x30 of the signature of either instruction key. */
+uintptr_t sfb_arch_strip_pac(uintptr_t ra)
+{
+	register uintptr_t x30 __asm__("x30") = ra;
+	__asm__("hint 7" : "+r"(x30));
+	return x30;
+}
+
+/* No row is known to be wrong at the topmost frame. */
+void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+{
+	(void)pc, (void)lo, (void)hi, (void)row;
+}
+
+/* A return address follows a BL, a BLR or one of the authenticating
+ * BLRAA, BLRAAZ, BLRAB, BLRABZ. */
+bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
+{
+	if (ra % 4 || ra - lo < 4 || ra > hi)
+		return false;
+	uint32_t i;
+	memcpy(&i, (const void *)(ra - 4), sizeof i);
+	return (i & 0xfc000000) == 0x94000000 ||  /* bl */
+	       (i & 0xfffffc1f) == 0xd63f0000 ||  /* blr */
+	       (i & 0xfffff81f) == 0xd63f081f ||  /* blraaz, blrabz */
+	       (i & 0xfffff800) == 0xd73f0800;    /* blraa, blrab */
+}
+
+/* The entry's frame record at x29: the caller's x29, then the return
+ * address (signed if the library is built with pac-ret: stripped); the
+ * caller's SP is the entry's CFA. */
+void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
+			  struct sfb_regs *r)
+{
+	r->pc = sfb_arch_strip_pac((uintptr_t)ra);
+	r->sp = (uintptr_t)cfa;
+	r->fp = *(const uintptr_t *)frame;
+	r->ra = 0;
+	r->all = NULL;
+	r->have_ra = false;
+}
+#endif

@@ -1,0 +1,158 @@
+/* s390x: registers from ucontext, the rt_sigreturn trampoline.
+ *
+ * DWARF numbers: 0-15 r0-r15 (r11 the frame pointer, r14 the return
+ * address, r15 sp), 16-31 the floating-point registers in the order f0 f2
+ * f4 f6 f1 f3 f5 f7 f8 f10 f12 f14 f9 f11 f13 f15.  Leaf functions may keep
+ * r11 and r14 in floating-point registers (a V3 flexible FDE, or V2's
+ * register-number words says which), so those are read too.  A frame's CFA
+ * is its caller's SP plus the 160-byte register save area. */
+#if defined(__s390x__)
+#define _GNU_SOURCE
+#include "arch.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "sframe_format.h"
+
+const uint8_t sfb_arch_abi = SFB_ABI_S390X_BE;
+
+/* The saved words mirror mcontext_t (the kernel's _sigregs): psw mask and
+ * address, gprs[16], acrs[16] (4 bytes each), fpc and a pad, fprs[16]. */
+#define W_PSW_ADDR 1
+#define W_GPR 2
+#define W_FPR 27
+_Static_assert(offsetof(mcontext_t, psw.addr) == 8 * W_PSW_ADDR &&
+		       offsetof(mcontext_t, gregs) == 8 * W_GPR &&
+		       offsetof(mcontext_t, fpregs.fprs) == 8 * W_FPR &&
+		       sizeof(mcontext_t) == 8 * SFB_SAVED_WORDS,
+	       "struct sfb_saved_regs mirrors mcontext_t");
+
+static uintptr_t word(const void *w, unsigned i)
+{
+	uintptr_t v;
+	memcpy(&v, (const char *)w + 8 * i, sizeof v);
+	return v;
+}
+
+/* In the interrupted frame r14 is live: a leaf, or a function before it
+ * saved r14, still has its return address there. */
+static void from_words(const void *w, struct sfb_regs *r)
+{
+	r->pc = word(w, W_PSW_ADDR);
+	r->sp = word(w, W_GPR + 15);
+	r->fp = word(w, W_GPR + 11);
+	r->ra = word(w, W_GPR + 14);
+	r->all = w;
+	r->have_ra = true;
+}
+
+bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
+{
+	if (!ucv)
+		return false;
+	const ucontext_t *uc = ucv;
+	from_words(&uc->uc_mcontext, r);
+	return true;
+}
+
+/* DWARF 16-31 -> fprs[] index. */
+static const unsigned char fpr_of_dwarf[16] = { 0, 2, 4, 6, 1, 3, 5, 7,
+						8, 10, 12, 14, 9, 11, 13, 15 };
+
+bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
+{
+	if (n == SFB_DWARF_SP) {
+		*out = r->sp;
+		return true;
+	}
+	if (n == SFB_DWARF_FP) {
+		*out = r->fp;
+		return true;
+	}
+	if (n == 14 && r->have_ra) {
+		*out = r->ra;
+		return true;
+	}
+	if (!r->all || n >= 32)
+		return false;
+	*out = n < 16 ? word(r->all, W_GPR + n) : word(r->all, W_FPR + fpr_of_dwarf[n - 16]);
+	return true;
+}
+
+/* svc 173 (__NR_rt_sigreturn): the vDSO's __kernel_rt_sigreturn, or the
+ * kernel's (and qemu-user's) copy on the stack or a page of its own.  r14
+ * points at the svc itself. */
+static const uint8_t sigreturn_code[2] = { 0x0a, 0xad };
+
+bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	if (pc % 2 || pc < lo || pc >= hi || hi - pc < sizeof sigreturn_code)
+		return false;
+	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
+}
+
+bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc)
+{
+	uint8_t code[sizeof sigreturn_code];
+	return pc % 2 == 0 && sfb_mem_copy(m, pc, code, sizeof code) &&
+	       memcmp(code, sigreturn_code, sizeof code) == 0;
+}
+
+/* The kernel's struct rt_sigframe, at sp when the trampoline runs: the
+ * 160-byte save area of the handler's caller, the 2-byte svc, the
+ * siginfo (8-aligned), then the ucontext, whose uc_mcontext is _sigregs
+ * (glibc's ucontext_t has the kernel's layout up to it). */
+#define SIGFRAME_SIGINFO 168
+bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
+			    struct sfb_regs *out)
+{
+	uintptr_t g = sp + SIGFRAME_SIGINFO + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext);
+	if (g < sp)
+		return false;
+	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
+		if (!sfb_mem_read(m, g + 8 * i, &saved->w[i]))
+			return false;
+	from_words(saved->w, out);
+	return true;
+}
+
+uintptr_t sfb_arch_strip_pac(uintptr_t ra)
+{
+	return ra;
+}
+
+void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+{
+	(void)pc, (void)lo, (void)hi, (void)row;
+}
+
+/* A return address follows a call: brasl (6 bytes, c0 x5), bras (4, a7
+ * x5), bas (4, 4d) or basr (2, 0d). */
+bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
+{
+	if (ra % 2 || ra - lo < 6 || ra > hi)
+		return false;
+	const uint8_t *c = (const uint8_t *)ra;
+	return (c[-6] == 0xc0 && (c[-5] & 0x0f) == 0x05) ||
+	       (c[-4] == 0xa7 && (c[-3] & 0x0f) == 0x05) || c[-4] == 0x4d || c[-2] == 0x0d;
+}
+
+/* The entry saved the caller's r6-r15 in the caller's register save area
+ * (r11 at offset 88 of it), which starts at the caller's SP = CFA - 160.
+ * The library is built with frame pointers, so the entry uses r11 and has
+ * saved it there. */
+void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
+			  struct sfb_regs *r)
+{
+	(void)frame;
+	r->pc = (uintptr_t)ra;
+	r->sp = SFB_SP_FROM_CFA((uintptr_t)cfa);
+	r->fp = *(const uintptr_t *)(r->sp + 88);
+	r->ra = 0;
+	r->all = NULL;
+	r->have_ra = false;
+}
+#endif

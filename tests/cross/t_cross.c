@@ -1,0 +1,728 @@
+/* The walker on AArch64 and s390x (run under qemu-user by tests/cross/run.sh;
+ * builds and runs natively on x86-64 too).
+ *
+ * The call chain: drive -> ex_a -> ex_b -> lb_a -> lb_b -> lb_c (in
+ * cross_lib.so, dlopen()ed) -> cb -> the scenario's action.  Ground truth
+ * is the chain itself: each frame must lie in the function the chain puts
+ * there (ranges from dladdr1() symbol sizes; the program is linked
+ * -rdynamic).  Scenarios:
+ *   chain       sframe_backtrace() and sframe_backtrace_ex() from the action
+ *   threads     SIGUSR1 to threads spinning in the action: walks from the
+ *               ucontext and from the handler (across the signal frame)
+ *   nested      a trap in the action, a fault in its handler: a walk from
+ *               the second handler crosses both signal frames
+ *   outermost   (V3 sections) an asm function whose RA is undefined
+ *   garbage     contexts with random registers: every walk ends with a
+ *               reason, none faults
+ *   every insn  a breakpoint on every instruction of the chain in turn
+ *               (a trap written into the code): the walk from the trap's
+ *               context must give the chain, or stop with a reason; a
+ *               wrong frame is a failure
+ * Argument: the path of cross_lib.so.  CROSS_V3 is defined when the
+ * sections are SFrame V3. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "backtrace.h"
+#include "check.h"
+
+#if defined(__aarch64__)
+#define UC_PC(uc) ((uc)->uc_mcontext.pc)
+#define UC_SP(uc) ((uc)->uc_mcontext.sp)
+#define UC_FP(uc) ((uc)->uc_mcontext.regs[29])
+#define UC_RA(uc) ((uc)->uc_mcontext.regs[30])
+/* brk #0: SIGTRAP, pc at the brk. */
+#define TRAP_LEN 4
+static const uint8_t trap_code[4] = { 0x00, 0x00, 0x20, 0xd4 };
+#define TRAP_ASM "brk #1"
+#define TRAP_ASM_LEN 4
+static unsigned insn_len(const uint8_t *c) { (void)c; return 4; }
+#elif defined(__s390x__)
+#define UC_PC(uc) ((uc)->uc_mcontext.psw.addr)
+#define UC_SP(uc) ((uc)->uc_mcontext.gregs[15])
+#define UC_FP(uc) ((uc)->uc_mcontext.gregs[11])
+#define UC_RA(uc) ((uc)->uc_mcontext.gregs[14])
+/* An invalid opcode: SIGILL, si_addr at it, the PSW after it. */
+#define TRAP_LEN 2
+static const uint8_t trap_code[2] = { 0x00, 0x01 };
+#define TRAP_ASM ".short 0x0001"
+#define TRAP_ASM_LEN 2
+/* The length of an instruction from its first two bits. */
+static unsigned insn_len(const uint8_t *c) { return c[0] < 0x40 ? 2 : c[0] < 0xc0 ? 4 : 6; }
+#elif defined(__x86_64__)
+#define UC_PC(uc) ((uc)->uc_mcontext.gregs[REG_RIP])
+#define UC_SP(uc) ((uc)->uc_mcontext.gregs[REG_RSP])
+#define UC_FP(uc) ((uc)->uc_mcontext.gregs[REG_RBP])
+#define UC_RA(uc) ((uc)->uc_mcontext.gregs[REG_RAX])
+#define TRAP_ASM "int3"
+#define TRAP_ASM_LEN 0 /* the trap leaves the PC after it */
+#endif
+
+typedef int (*cross_cb)(int);
+static int (*lb_a)(cross_cb, int);
+
+/* ---- functions and their ranges ---------------------------------------- */
+
+enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_B, F_EX_A,
+       F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
+       F_FX_DRIVE, NF };
+/* The prebuilt fixture library's functions (tests/fixtures), after those. */
+#define FX_MAX 24
+#define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
+static const char *const fn_name[NF] = {
+	"action_walk", "spin",	 "action_trap", "cb",	     "lb_c",	 "lb_b",
+	"lb_a",	       "ex_b",	 "ex_a",	"drive",     "on_usr1",	 "on_trap",
+	"fault_fn",    "on_segv", "outer_cb",	"cross_outermost", "fx_drive",
+};
+static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
+static const char *fx_name[FX_MAX];
+static int nfx;
+
+static bool range_of(void *addr, int f)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (!addr || !dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+	    !sym->st_size)
+		return false;
+	fn_lo[f] = (uintptr_t)info.dli_saddr;
+	fn_hi[f] = fn_lo[f] + sym->st_size;
+	return true;
+}
+
+static bool in_fn(const struct sframe_bt_frame *fr, int f)
+{
+	uintptr_t pc = fr->exact ? fr->pc : fr->pc - 1;
+	if (f == F_ANY_FX) {
+		for (int i = NF; i < NF + nfx; i++)
+			if (pc >= fn_lo[i] && pc < fn_hi[i])
+				return true;
+		return false;
+	}
+	return pc >= fn_lo[f] && pc < fn_hi[f];
+}
+
+enum { RIGHT, STOPPED, WRONG };
+
+/* frames[at..] against the functions exp[0..nexp). */
+static int judge(const struct sframe_bt_frame *fr, int n, int at, const struct sframe_bt_status *st,
+		 const int *exp, int nexp)
+{
+	for (int i = 0; i < nexp; i++) {
+		if (at + i >= n)
+			return st->stop != SFRAME_BT_STOP_NONE && st->stop != SFRAME_BT_STOP_BUFFER_FULL
+				       ? STOPPED
+				       : WRONG;
+		if (!in_fn(&fr[at + i], exp[i]))
+			return WRONG;
+	}
+	return RIGHT;
+}
+
+static const char *name_of(int f)
+{
+	return f < NF ? fn_name[f] : fx_name[f - NF];
+}
+
+static const char *fn_of(uintptr_t pc)
+{
+	for (int f = 0; f < NF + nfx; f++)
+		if (pc >= fn_lo[f] && pc < fn_hi[f])
+			return name_of(f);
+	return "?";
+}
+
+static void show(const char *what, const struct sframe_bt_frame *fr, int n,
+		 const struct sframe_bt_status *st)
+{
+	printf("# %s: %d frames, stop %s at %#lx\n", what, n, sframe_bt_stop_name(st->stop),
+	       (unsigned long)st->stop_pc);
+	for (int i = 0; i < n; i++)
+		printf("#   %2d %#lx %s%s src %d\n", i, (unsigned long)fr[i].pc,
+		       fn_of(fr[i].exact ? fr[i].pc : fr[i].pc - 1), fr[i].exact ? " (exact)" : "",
+		       fr[i].source);
+}
+
+/* ---- the chain ------------------------------------------------------------ */
+
+static int (*volatile action)(int);
+
+__attribute__((noinline)) int cb(int x)
+{
+	volatile int k = x;
+	int r = action ? action(k) : k * 2;
+	return r + k;
+}
+
+__attribute__((noinline)) int ex_b(int x)
+{
+	int r = lb_a(cb, x ^ 5);
+	return r * 3;
+}
+
+__attribute__((noinline)) int ex_a(int x)
+{
+	int r = ex_b(x + 11);
+	return r - 1;
+}
+
+__attribute__((noinline)) int drive(int x)
+{
+	int r = ex_a(x);
+	return r ^ 0x55;
+}
+
+/* The chain below an action, innermost first. */
+static const int chain_below[] = { F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_B, F_EX_A, F_DRIVE };
+#define NCHAIN (int)(sizeof chain_below / sizeof chain_below[0])
+
+static int expect_from(int first, int *exp)
+{
+	exp[0] = first;
+	memcpy(exp + 1, chain_below, sizeof chain_below);
+	return NCHAIN + 1;
+}
+
+/* ---- chain: walks from the action -------------------------------------- */
+
+#define MAXF 64
+static struct sframe_bt_frame walk_fr[MAXF];
+static struct sframe_bt_status walk_st;
+static int walk_n;
+static void *walk_pcs[MAXF];
+static int walk_npcs;
+
+__attribute__((noinline)) int action_walk(int x)
+{
+	walk_n = sframe_backtrace_ex(NULL, walk_fr, MAXF, 0, &walk_st);
+	walk_npcs = sframe_backtrace(walk_pcs, MAXF);
+	return x + 1;
+}
+
+static void test_chain(void)
+{
+	action = action_walk;
+	drive(3);
+	action = NULL;
+	int exp[NCHAIN + 1], ne = expect_from(F_ACTION_WALK, exp);
+	int r = judge(walk_fr, walk_n, 0, &walk_st, exp, ne);
+	if (r != RIGHT)
+		show("chain", walk_fr, walk_n, &walk_st);
+	CHECK(r == RIGHT, "chain: sframe_backtrace_ex() from the action gives action, cb, the "
+			  "dlopen()ed lb_c/lb_b/lb_a, ex_b, ex_a, drive");
+	/* Frame 0 is the return address of each call, which differ. */
+	bool same = walk_npcs == walk_n && in_fn(&(struct sframe_bt_frame){
+						   .pc = (uintptr_t)walk_pcs[0] }, F_ACTION_WALK);
+	for (int i = 1; same && i < walk_n; i++)
+		same = (uintptr_t)walk_pcs[i] == walk_fr[i].pc;
+	CHECK(walk_npcs >= ne && same, "chain: sframe_backtrace() gives the same %d PCs",
+	      walk_npcs);
+}
+
+/* ---- threads: SIGUSR1 while spinning ------------------------------------ */
+
+#define NTHREADS 4
+#define SIGNALS_EACH 25
+
+struct tres {
+	_Atomic int got, ctx_right, ctx_stopped, ctx_wrong, h_right, h_stopped, h_wrong;
+	_Atomic int go;
+};
+static struct tres tres[NTHREADS];
+static __thread int my_slot = -1;
+static _Atomic int spin_stop;
+
+__attribute__((noinline)) int spin(int x)
+{
+	volatile int v = x;
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+		v = v * 7 + 1;
+	return v;
+}
+
+static void tally(_Atomic int *right, _Atomic int *stopped, _Atomic int *wrong, int r)
+{
+	atomic_fetch_add(r == RIGHT ? right : r == STOPPED ? stopped : wrong, 1);
+}
+
+static _Atomic int shown;
+
+void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si;
+	int slot = my_slot;
+	if (slot < 0)
+		return;
+	struct tres *t = &tres[slot];
+	struct sframe_bt_frame fr[MAXF];
+	struct sframe_bt_status st;
+	int exp[NCHAIN + 1], ne = expect_from(F_SPIN, exp);
+	/* Only a sample that landed in spin itself has a known chain. */
+	if (UC_PC((ucontext_t *)uc) < fn_lo[F_SPIN] || UC_PC((ucontext_t *)uc) >= fn_hi[F_SPIN])
+		return;
+	atomic_fetch_add(&t->got, 1);
+	int n = sframe_backtrace_ex(uc, fr, MAXF, 0, &st);
+	int r = judge(fr, n, 0, &st, exp, ne);
+	if (r == WRONG && !atomic_exchange(&shown, 1))
+		show("thread ucontext walk", fr, n, &st);
+	tally(&t->ctx_right, &t->ctx_stopped, &t->ctx_wrong, r);
+	/* From the handler: on_usr1, the trampoline, then the chain. */
+	n = sframe_backtrace_ex(NULL, fr, MAXF, 0, &st);
+	int k = 1;
+	while (k < n && fr[k].source != SFRAME_BT_FROM_SIGNAL_FRAME)
+		k++;
+	r = n < 1 || !in_fn(&fr[0], F_ON_USR1) ? WRONG
+	    : k >= n				? (st.stop ? STOPPED : WRONG)
+	    : k != 2				? WRONG
+						: judge(fr, n, k, &st, exp, ne);
+	if (r != RIGHT && !atomic_exchange(&shown, 1))
+		show("thread handler walk", fr, n, &st);
+	tally(&t->h_right, &t->h_stopped, &t->h_wrong, r);
+}
+
+static void *thread_main(void *arg)
+{
+	my_slot = (int)(intptr_t)arg;
+	atomic_store(&tres[my_slot].go, 1);
+	drive(my_slot);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t th[NTHREADS];
+	action = spin;
+	atomic_store(&spin_stop, 0);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, thread_main, (void *)(intptr_t)i);
+	for (int i = 0; i < NTHREADS; i++)
+		while (!atomic_load(&tres[i].go))
+			usleep(1000);
+	for (int round = 0; round < SIGNALS_EACH * 4; round++) {
+		bool done = true;
+		for (int i = 0; i < NTHREADS; i++)
+			if (atomic_load(&tres[i].got) < SIGNALS_EACH) {
+				done = false;
+				pthread_kill(th[i], SIGUSR1);
+			}
+		if (done)
+			break;
+		usleep(2000);
+	}
+	atomic_store(&spin_stop, 1);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	action = NULL;
+	int got = 0, cr = 0, cs = 0, cw = 0, hr = 0, hs = 0, hw = 0;
+	for (int i = 0; i < NTHREADS; i++) {
+		got += tres[i].got, cr += tres[i].ctx_right, cs += tres[i].ctx_stopped;
+		cw += tres[i].ctx_wrong, hr += tres[i].h_right, hs += tres[i].h_stopped;
+		hw += tres[i].h_wrong;
+	}
+	CHECK(got >= NTHREADS * SIGNALS_EACH / 2, "threads: %d samples in spin on %d threads", got,
+	      NTHREADS);
+	CHECK(cr == got, "threads: ucontext walks give the chain: %d right, %d stopped, %d wrong",
+	      cr, cs, cw);
+	CHECK(hr == got, "threads: walks from the handler cross the signal frame: %d right, "
+			 "%d stopped, %d wrong", hr, hs, hw);
+}
+
+/* ---- nested: a fault in the handler of a trap ---------------------------- */
+
+static char *fault_page;
+static struct sframe_bt_frame nest_fr[MAXF];
+static struct sframe_bt_status nest_st;
+static int nest_n = -1;
+
+__attribute__((noinline)) int action_trap(int x)
+{
+	__asm__ volatile(TRAP_ASM ::: "memory");
+	return x + 2;
+}
+
+__attribute__((noinline)) void fault_fn(void)
+{
+	*(volatile char *)fault_page = 1;
+}
+
+void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	if ((char *)si->si_addr != fault_page)
+		abort();
+	nest_n = sframe_backtrace_ex(NULL, nest_fr, MAXF, 0, &nest_st);
+	mprotect(fault_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig, (void)si;
+	ucontext_t *uc = ucv;
+	fault_fn();
+	UC_PC(uc) += TRAP_ASM_LEN;
+#if defined(__s390x__)
+	UC_PC(uc) = (uintptr_t)si->si_addr + TRAP_ASM_LEN; /* the PSW is past it already */
+#endif
+}
+
+static void test_nested(void)
+{
+	struct sigaction sa = { 0 }, old_trap, old_ill;
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, &old_trap);
+	sigaction(SIGILL, &sa, &old_ill);
+	sa.sa_sigaction = on_segv;
+	sigaction(SIGSEGV, &sa, NULL);
+	fault_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	action = action_trap;
+	drive(9);
+	action = NULL;
+	sigaction(SIGTRAP, &old_trap, NULL);
+	sigaction(SIGILL, &old_ill, NULL);
+	signal(SIGSEGV, SIG_DFL);
+	munmap(fault_page, 4096);
+	/* on_segv, trampoline, fault_fn, on_trap, trampoline, action_trap, chain */
+	int sig1 = -1, sig2 = -1;
+	for (int i = 1; i < nest_n; i++)
+		if (nest_fr[i].source == SFRAME_BT_FROM_SIGNAL_FRAME) {
+			if (sig1 < 0)
+				sig1 = i;
+			else if (sig2 < 0)
+				sig2 = i;
+		}
+	int exp_in[] = { F_FAULT_FN, F_ON_TRAP };
+	int exp[NCHAIN + 1], ne = expect_from(F_ACTION_TRAP, exp);
+	bool ok = nest_n > 0 && in_fn(&nest_fr[0], F_ON_SEGV) && sig1 == 2 && sig2 == 5 &&
+		  judge(nest_fr, nest_n, sig1, &nest_st, exp_in, 2) == RIGHT &&
+		  judge(nest_fr, nest_n, sig2, &nest_st, exp, ne) == RIGHT;
+	if (!ok)
+		show("nested", nest_fr, nest_n, &nest_st);
+	CHECK(ok, "nested: a walk from a fault's handler inside a trap's handler crosses both "
+		  "signal frames to the chain");
+}
+
+/* ---- outermost ---------------------------------------------------------------- */
+
+int cross_outermost(int (*f)(int), int x);
+#if defined(__aarch64__)
+__asm__(".text\n.globl cross_outermost\n.type cross_outermost, %function\n"
+	"cross_outermost:\n.cfi_startproc\n.cfi_undefined x30\n"
+	"stp x29, x30, [sp, -16]!\n.cfi_def_cfa_offset 16\n"
+	"mov x16, x0\nmov w0, w1\nblr x16\n"
+	"ldp x29, x30, [sp], 16\n.cfi_def_cfa_offset 0\nret\n.cfi_endproc\n"
+	".size cross_outermost, .-cross_outermost\n");
+#elif defined(__s390x__)
+__asm__(".text\n.globl cross_outermost\n.type cross_outermost, @function\n"
+	"cross_outermost:\n.cfi_startproc\n.cfi_undefined %r14\n"
+	"stmg %r14,%r15,112(%r15)\naghi %r15,-160\n.cfi_def_cfa_offset 320\n"
+	"lgr %r1,%r2\nlgr %r2,%r3\nbasr %r14,%r1\n"
+	"lmg %r14,%r15,272(%r15)\n.cfi_def_cfa_offset 160\nbr %r14\n.cfi_endproc\n"
+	".size cross_outermost, .-cross_outermost\n");
+#elif defined(__x86_64__)
+__asm__(".text\n.globl cross_outermost\n.type cross_outermost, @function\n"
+	"cross_outermost:\n.cfi_startproc\n.cfi_undefined rip\n"
+	"sub $8, %rsp\n.cfi_def_cfa_offset 16\nmov %rdi, %rax\nmov %esi, %edi\ncall *%rax\n"
+	"add $8, %rsp\n.cfi_def_cfa_offset 8\nret\n.cfi_endproc\n"
+	".size cross_outermost, .-cross_outermost\n");
+#endif
+
+__attribute__((noinline)) int outer_cb(int x)
+{
+	walk_n = sframe_backtrace_ex(NULL, walk_fr, MAXF, 0, &walk_st);
+	return x;
+}
+
+static void test_outermost(void)
+{
+#ifdef CROSS_V3
+	cross_outermost(outer_cb, 1);
+	bool ok = walk_n == 2 && in_fn(&walk_fr[0], F_OUTER_CB) &&
+		  in_fn(&walk_fr[1], F_OUTERMOST) && walk_st.stop == SFRAME_BT_STOP_OUTERMOST;
+	if (!ok)
+		show("outermost", walk_fr, walk_n, &walk_st);
+	CHECK(ok, "outermost: a function whose RA is undefined ends the walk (outermost)");
+#endif
+}
+
+/* ---- garbage contexts --------------------------------------------------------- */
+
+static ucontext_t good_uc;
+static _Atomic int captured;
+
+__attribute__((noinline)) int action_capture(int x)
+{
+	getcontext(&good_uc);
+	captured = 1;
+	return x;
+}
+
+static uint64_t rnd = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rnd(void)
+{
+	rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
+	return rnd;
+}
+
+/* A plausible-looking value: near a real one, in the code, or anything. */
+static uintptr_t garble(uintptr_t real, uintptr_t code)
+{
+	switch (next_rnd() % 6) {
+	case 0: return real + (next_rnd() % 4096) - 2048;
+	case 1: return code + next_rnd() % 65536;
+	case 2: return next_rnd();
+	case 3: return real & ~(uintptr_t)7;
+	case 4: return 0;
+	default: return real + 8 * (next_rnd() % 64);
+	}
+}
+
+static void test_garbage(void)
+{
+	action = action_capture;
+	drive(1);
+	action = NULL;
+	CHECK(captured, "garbage: a context captured in the chain");
+	struct sframe_bt_frame fr[MAXF];
+	struct sframe_bt_status st;
+	int bad = 0, runs = 3000;
+	int reasons[16] = { 0 };
+	for (int i = 0; i < runs; i++) {
+		ucontext_t uc = good_uc;
+		uintptr_t code = fn_lo[F_CB] & ~(uintptr_t)0xffff;
+		UC_PC(&uc) = garble(UC_PC(&uc), code);
+		UC_SP(&uc) = garble(UC_SP(&uc), code);
+		UC_FP(&uc) = garble(UC_FP(&uc), code);
+		UC_RA(&uc) = garble(UC_RA(&uc), code);
+		unsigned flags = next_rnd() % 2 ? SFRAME_BT_FP_FALLBACK_ANY : 0;
+		int n = sframe_backtrace_ex(&uc, fr, MAXF, flags, &st);
+		if (n < 0 || n > MAXF || st.stop == SFRAME_BT_STOP_NONE)
+			bad++;
+		reasons[st.stop & 15]++;
+	}
+	CHECK(bad == 0, "garbage: %d contexts with random pc/sp/fp/ra, every walk ended with a "
+			"reason (outermost %d, no-object %d, no-unwind-info %d, bad-cfa %d, "
+			"unreadable %d, bad-ra %d, unsafe-rule %d)",
+	      runs, reasons[1], reasons[3], reasons[4], reasons[5], reasons[6], reasons[7],
+	      reasons[8]);
+}
+
+/* The prebuilt fixture library's driver (every insn). */
+static int (*fx_run_all)(int);
+
+__attribute__((noinline)) int fx_drive(int x)
+{
+	int r = fx_run_all(x);
+	return r + 1;
+}
+
+/* ---- every instruction ------------------------------------------------------- */
+
+#if defined(__aarch64__) || defined(__s390x__)
+static uintptr_t bp_addr;
+static uint8_t bp_saved[TRAP_LEN];
+static _Atomic int bp_hit;
+static int bp_result, bp_exp[NCHAIN + 2], bp_nexp;
+static struct sframe_bt_frame bp_fr[MAXF];
+static struct sframe_bt_status bp_st;
+static int bp_n;
+
+static void put_code(uintptr_t at, const uint8_t *code)
+{
+	memcpy((void *)at, code, TRAP_LEN);
+	__builtin___clear_cache((char *)at, (char *)at + TRAP_LEN);
+}
+
+void on_bp(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t at = sig == SIGILL ? (uintptr_t)si->si_addr : (uintptr_t)UC_PC(uc);
+	if (at != bp_addr)
+		abort();
+	put_code(bp_addr, bp_saved);
+	UC_PC(uc) = bp_addr;
+	bp_n = sframe_backtrace_ex(uc, bp_fr, MAXF, SFRAME_BT_NO_EH_FRAME, &bp_st);
+	bp_result = bp_n > 0 && bp_fr[0].pc == bp_addr && bp_fr[0].exact
+			    ? judge(bp_fr, bp_n, 0, &bp_st, bp_exp, bp_nexp)
+			    : WRONG;
+	atomic_store(&bp_hit, 1);
+}
+
+/* The chain's stops make no walk of their own: a plain action. */
+__attribute__((noinline)) int action_plain(int x)
+{
+	return x * 3 + 1;
+}
+
+struct tally {
+	int checked, right, stopped, wrong, unreached, shown;
+};
+
+/* A trap on each instruction of function f in turn; run() must execute
+ * it, and the walk from there must give exp[0..nexp). */
+static void every_insn_of(int f, const int *exp, int nexp, void (*run)(void), struct tally *t)
+{
+	uintptr_t lo = fn_lo[f] & ~(uintptr_t)4095, hi = (fn_hi[f] + 4095) & ~(uintptr_t)4095;
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+		CHECK(0, "every insn: %s's code made writable", name_of(f));
+		return;
+	}
+	memcpy(bp_exp, exp, sizeof(int) * (size_t)nexp);
+	bp_nexp = nexp;
+	for (uintptr_t a = fn_lo[f]; a < fn_hi[f]; a += insn_len((const uint8_t *)a)) {
+		bp_addr = a;
+		bp_hit = 0;
+		memcpy(bp_saved, (const void *)a, TRAP_LEN);
+		put_code(a, trap_code);
+		run();
+		if (!bp_hit) {
+			put_code(a, bp_saved);
+			t->unreached++;
+			continue;
+		}
+		t->checked++;
+		if (bp_result == RIGHT)
+			t->right++;
+		else if (bp_result == STOPPED)
+			t->stopped++;
+		else
+			t->wrong++;
+		if (bp_result == WRONG && t->shown++ < 3) {
+			printf("# wrong at %s+%#lx\n", name_of(f), (unsigned long)(a - fn_lo[f]));
+			show("every insn", bp_fr, bp_n, &bp_st);
+		}
+		if (bp_result == STOPPED)
+			printf("# stopped at %s+%#lx: %s\n", name_of(f), (unsigned long)(a - fn_lo[f]),
+			       sframe_bt_stop_name(bp_st.stop));
+	}
+	mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+}
+
+static void run_chain(void)
+{
+	drive(4);
+}
+
+static void run_fixture(void)
+{
+	fx_drive(2);
+}
+
+static void test_every_insn(void)
+{
+	struct sigaction sa = { 0 }, old_trap, old_ill;
+	sa.sa_sigaction = on_bp;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, &old_trap);
+	sigaction(SIGILL, &sa, &old_ill);
+	struct tally t = { 0 };
+	action = action_plain;
+	for (int k = 0; k < NCHAIN; k++)
+		every_insn_of(chain_below[k], chain_below + k, NCHAIN - k, run_chain, &t);
+	action = NULL;
+	CHECK(t.checked > 50 && t.wrong == 0,
+	      "every insn: the chain, %d instructions checked: %d right, %d stopped with a "
+	      "reason, %d wrong (%d never executed)",
+	      t.checked, t.right, t.stopped, t.wrong, t.unreached);
+	if (fx_run_all) {
+		struct tally u = { 0 };
+		for (int f = NF; f < NF + nfx; f++) {
+			int exp[4], ne = 0;
+			exp[ne++] = f;
+			if (!strcmp(fx_name[f - NF], "use")) {
+				exp[ne++] = F_ANY_FX;
+			} else if (!strcmp(fx_name[f - NF], "pac_a")) {
+				for (int g = NF; g < NF + nfx; g++)
+					if (!strcmp(fx_name[g - NF], "pac_b"))
+						exp[ne++] = g;
+			}
+			if (strcmp(fx_name[f - NF], "run_all")) {
+				for (int g = NF; g < NF + nfx; g++)
+					if (!strcmp(fx_name[g - NF], "run_all"))
+						exp[ne++] = g;
+			}
+			exp[ne++] = F_FX_DRIVE;
+			every_insn_of(f, exp, ne, run_fixture, &u);
+		}
+		CHECK(u.checked > 50 && u.wrong == 0,
+		      "every insn: the prebuilt libfixture.so (%d functions), %d instructions "
+		      "checked: %d right, %d stopped with a reason, %d wrong (%d never executed)",
+		      nfx, u.checked, u.right, u.stopped, u.wrong, u.unreached);
+	}
+	sigaction(SIGTRAP, &old_trap, NULL);
+	sigaction(SIGILL, &old_ill, NULL);
+}
+#else
+static void test_every_insn(void)
+{
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *lib = argc > 1 ? argv[1] : "cross_lib.so";
+	void *h = dlopen(lib, RTLD_NOW);
+	CHECK(h != NULL, "dlopen %s", lib);
+	if (!h) {
+		printf("# %s\n", dlerror());
+		CHECK_DONE();
+	}
+	*(void **)&lb_a = dlsym(h, "lb_a");
+	void *fp[NF] = {
+		(void *)action_walk, (void *)spin,     (void *)action_trap, (void *)cb,
+		dlsym(h, "lb_c"),    dlsym(h, "lb_b"), dlsym(h, "lb_a"),    (void *)ex_b,
+		(void *)ex_a,	     (void *)drive,    (void *)on_usr1,	    (void *)on_trap,
+		(void *)fault_fn,    (void *)on_segv,  (void *)outer_cb,    (void *)cross_outermost,
+		(void *)fx_drive,
+	};
+	bool all = true;
+	for (int f = 0; f < NF; f++)
+		all &= range_of(fp[f], f);
+	CHECK(all, "every function's range from dladdr1()");
+	/* The prebuilt fixture library of this architecture and version. */
+	static const char *const fx_fns[] = {
+		"use",	    "frame_small", "frame_1k", "frame_128k", "drap", "alloca",
+		"plt_calls", "plt_got",	   "sigframe", "ra_undef_mid", "run_all",
+#if defined(__aarch64__)
+		"pac_a",    "pac_b",
+#elif defined(__s390x__)
+		"fp_only",  "regsave",	   "cfa_r1",
+#endif
+	};
+	void *fxh = argc > 2 ? dlopen(argv[2], RTLD_NOW) : NULL;
+	if (argc > 2) {
+		CHECK(fxh != NULL, "dlopen %s", argv[2]);
+		char sym[64];
+		for (unsigned i = 0; fxh && i < sizeof fx_fns / sizeof fx_fns[0]; i++) {
+			snprintf(sym, sizeof sym, "fx_lib_%s", fx_fns[i]);
+			fx_name[nfx] = fx_fns[i];
+			if (range_of(dlsym(fxh, sym), NF + nfx))
+				nfx++;
+			else
+				CHECK(0, "fixture function %s", sym);
+		}
+		if (fxh)
+			*(void **)&fx_run_all = dlsym(fxh, "fx_lib_run_all");
+	}
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+
+	test_chain();
+	test_threads();
+	test_nested();
+	test_outermost();
+	test_garbage();
+	test_every_insn();
+	CHECK_DONE();
+}

@@ -14,8 +14,9 @@
 #include <unistd.h>
 
 /* ld.so's record of the stack pointer at process start: argv, envp and
- * auxv lie above it, all in the main thread's stack mapping. */
-extern void *__libc_stack_end;
+ * auxv lie above it, all in the main thread's stack mapping.  glibc's;
+ * weak: musl has none (its main thread's stack is then probed per walk). */
+extern void *__libc_stack_end __attribute__((weak));
 
 #define PAGE 4096u
 
@@ -93,6 +94,8 @@ static void anchor_thread_stack(uintptr_t own_sp)
 		return; /* e.g. always called on a sigaltstack: probe per walk */
 	tstack_tries++;
 	bool main_thread = syscall(SYS_gettid) == getpid();
+	if (main_thread && !&__libc_stack_end)
+		return;
 	uintptr_t top = main_thread ? page_down((uintptr_t)__libc_stack_end) + PAGE
 				    : page_down((uintptr_t)pthread_self());
 	if (own_sp >= top || top - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, top))

@@ -3,7 +3,7 @@
  * This runs in signal handlers, often while the process is crashing, so it
  * uses no malloc, no stdio, no locks and no static mutable state; the only
  * memory is the caller's scratch buffer and the stack.  Objects are found
- * with glibc's _dl_find_object() (lock-free and async-signal-safe).  Names
+ * with sfb_discover() (discover.h: lock-free and async-signal-safe).  Names
  * come from the object's in-memory .dynsym, then from the .symtab of its
  * file, read with pread() into the scratch buffer.  File contents are
  * untrusted: every offset and size is bounds-checked and the work is
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backtrace.h"
+#include "discover.h"
 #include "elf_phdrs.h"
 #include "entry.h"
 
@@ -77,26 +78,18 @@ struct best {
 	struct strtab tab;
 };
 
-#ifdef DLFO_STRUCT_HAS_EH_DBASE /* glibc >= 2.35 */
 static int find_object(uintptr_t pc, struct obj *o)
 {
-	struct dl_find_object r;
-	if (_dl_find_object((void *)pc, &r) != 0 || !r.dlfo_link_map)
+	struct sfb_found r;
+	if (sfb_discover((void *)pc, &r) != 0)
 		return 0;
-	o->bias = r.dlfo_link_map->l_addr;
+	o->bias = sfb_found_bias(&r);
 	o->start = (uintptr_t)r.dlfo_map_start;
 	o->end = (uintptr_t)r.dlfo_map_end;
-	o->dyn = (const Elf64_Dyn *)r.dlfo_link_map->l_ld;
-	o->name = r.dlfo_link_map->l_name ? r.dlfo_link_map->l_name : "";
+	o->dyn = sfb_found_dyn(&r);
+	o->name = sfb_found_name(&r);
 	return o->start < o->end;
 }
-#else
-static int find_object(uintptr_t pc, struct obj *o)
-{
-	(void)pc, (void)o;
-	return 0; /* no async-signal-safe way to find objects */
-}
-#endif
 
 /* Is [addr, addr+len) inside one readable loaded segment?  The object's
  * span is not enough: glibc leaves PROT_NONE holes between segments. */

@@ -7,6 +7,9 @@
 #   4. fixtures regenerated from Debian's binutils 2.40/2.44/2.47, and the
 #      readelf comparison run on the fresh builds   (needs the network)
 #   5. the libFuzzer target for FUZZ_SECONDS (default 120)
+#   6. make test-port: the walker where users' programs run (static
+#      glibc, Debian bullseye's glibc 2.31, musl dynamic and static;
+#      needs the network the first time)
 # and ends with the total "N passed, N failed".
 # Environment: SFB_QUICK=1 runs step 1 only.
 set -u
@@ -45,6 +48,7 @@ if [ "${SFB_QUICK:-0}" != 1 ]; then
 	else
 		echo "not ok - fuzzing found a crash or a disagreement"; echo "0 passed, 1 failed"
 	fi' 
+	step port make test-port
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

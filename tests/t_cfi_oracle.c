@@ -36,8 +36,13 @@ static const char *const default_files[] = {
 	"/lib/x86_64-linux-gnu/libm.so.6",
 };
 
-/* readelf's names of the x86-64 DWARF registers 0..35. */
-static const char *const regnames[SFB_CFI_REGS] = {
+/* readelf's names of the DWARF registers 0..35, x86-64 and AArch64. */
+static const char *const names_aarch64[SFB_CFI_REGS] = {
+	"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",
+	"x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24",
+	"x25", "x26", "x27", "x28", "x29", "x30", "sp",
+};
+static const char *const names_x86_64[SFB_CFI_REGS] = {
 	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
@@ -45,10 +50,12 @@ static const char *const regnames[SFB_CFI_REGS] = {
 	"st0", "st1", "st2",
 };
 
+static const char *const *regnames = names_x86_64;
+
 static int regno(const char *name)
 {
 	for (int i = 0; i < SFB_CFI_REGS; i++)
-		if (!strcmp(name, regnames[i]))
+		if (regnames[i] && !strcmp(name, regnames[i]))
 			return i;
 	return -1;
 }
@@ -82,7 +89,8 @@ static void fmt_reg(const struct sfb_cfi_table_row *t, unsigned r, char *buf, si
 			snprintf(buf, n, "%c%+d", l->deref ? 'c' : 'v', l->off);
 		break;
 	case SFB_LOC_REGISTER:
-		snprintf(buf, n, "r%u (%s)", l->reg, l->reg < SFB_CFI_REGS ? regnames[l->reg] : "?");
+		snprintf(buf, n, "r%u (%s)", l->reg,
+			 l->reg < SFB_CFI_REGS && regnames[l->reg] ? regnames[l->reg] : "?");
 		break;
 	case SFB_LOC_DWARF:
 		snprintf(buf, n, "%s", l->deref ? "exp" : "vexp");
@@ -96,7 +104,7 @@ static void fmt_cfa(const struct sfb_cfi_table_row *t, char *buf, size_t n)
 {
 	if (t->cfa.kind == SFB_LOC_DWARF)
 		snprintf(buf, n, "exp");
-	else if (t->cfa.kind == SFB_LOC_EXPR && t->cfa.reg < SFB_CFI_REGS)
+	else if (t->cfa.kind == SFB_LOC_EXPR && t->cfa.reg < SFB_CFI_REGS && regnames[t->cfa.reg])
 		snprintf(buf, n, "%s%+d", regnames[t->cfa.reg], t->cfa.off);
 	else
 		snprintf(buf, n, "?cfa");
@@ -252,6 +260,76 @@ static void check_fde(const char *file, const struct sfb_cfi_section *s,
 	}
 }
 
+/* AArch64's RA_SIGN_STATE, which readelf's frames-interp view leaves
+ * out: replayed from its raw view (negate_ra_state toggles it,
+ * remember/restore_state keep it) and compared with the decoder's at
+ * every row start of every FDE with a negate_ra_state; the CIE's 'B' too. */
+static unsigned long n_ra_rows;
+
+static void check_ra_state(const char *file, const struct sfb_cfi_section *s)
+{
+	char cmd[4200], line[4096];
+	snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames '%s' 2>/dev/null", file);
+	FILE *rp = popen(cmd, "r");
+	if (!rp)
+		return;
+	unsigned long long lo = 0, hi = 0, off = 0, cur = 0, locs[256];
+	int states[256], n = -1, st = 0, stack[16], depth = 0, toggles = 0;
+	for (bool more = true; more;) {
+		more = fgets(line, sizeof line, rp) != NULL;
+		unsigned long long a, b, c, d, e, f, to;
+		bool hdr = more && sscanf(line, "%llx %llx %llx FDE cie=%llx pc=%llx..%llx", &a, &b,
+					  &c, &d, &e, &f) == 6;
+		if ((!more || hdr || strstr(line, " CIE")) && n >= 0) {
+			/* The FDE just read: its last row, then the checks. */
+			if (n < 256) {
+				locs[n] = cur;
+				states[n++] = st;
+			}
+			for (int i = 0; toggles && i < n; i++) {
+				struct sfb_cfi_fde fd;
+				struct sfb_cfi_table_row t;
+				if (locs[i] < lo || locs[i] >= hi || (i + 1 < n && locs[i + 1] == locs[i]))
+					continue;
+				if (sfb_cfi_find(s, locs[i], &fd) || sfb_cfi_table_row(s, &fd, locs[i], &t)) {
+					disagree(file, off, locs[i], "RA sign state row", "none", "a row");
+					continue;
+				}
+				n_ra_rows++;
+				if (t.ra_signed != states[i])
+					disagree(file, off, locs[i], "RA_SIGN_STATE", t.ra_signed ? "1" : "0",
+						 states[i] ? "1" : "0");
+			}
+			n = -1;
+		}
+		if (hdr) {
+			off = a;
+			lo = cur = e;
+			hi = f;
+			n = st = depth = toggles = 0;
+			continue;
+		}
+		if (n < 0)
+			continue;
+		char *p = strstr(line, " to ");
+		if (strstr(line, "DW_CFA_advance_loc") && p && sscanf(p, " to %llx", &to) == 1) {
+			if (n < 256) {
+				locs[n] = cur;
+				states[n++] = st;
+			}
+			cur = to;
+		} else if (strstr(line, "DW_CFA_AARCH64_negate_ra_state")) {
+			st ^= 1;
+			toggles++;
+		} else if (strstr(line, "DW_CFA_remember_state") && depth < 16) {
+			stack[depth++] = st;
+		} else if (strstr(line, "DW_CFA_restore_state") && depth > 0) {
+			st = stack[--depth];
+		}
+	}
+	pclose(rp);
+}
+
 /* Read the whole file. */
 static unsigned char *slurp(const char *path, size_t *len)
 {
@@ -293,12 +371,14 @@ static void check_file(const char *file)
 	}
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
 	if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh->e_machine != EM_X86_64 && eh->e_machine != EM_AARCH64) ||
 	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > len) {
-		CHECK(0, "%s: an x86-64 ELF64 file", file);
+		CHECK(0, "%s: an x86-64 or AArch64 little-endian ELF64 file", file);
 		free(img);
 		return;
 	}
+	regnames = eh->e_machine == EM_AARCH64 ? names_aarch64 : names_x86_64;
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
 	const Elf64_Phdr *hdr = NULL;
 	for (int i = 0; i < eh->e_phnum; i++)
@@ -428,6 +508,8 @@ static void check_file(const char *file)
 	}
 	FINISH();
 	#undef FINISH
+	if (eh->e_machine == EM_AARCH64)
+		check_ra_state(file, &s);
 	/* readelf exits 1 on objects without debugging sections, whatever
 	 * it printed: its output is checked by the counts instead. */
 	pclose(rp);
@@ -487,8 +569,9 @@ int main(int argc, char **argv)
 		check_vdso();
 	}
 	printf("# files %lu, FDEs %lu, rows compared %lu (%lu register cells, %lu columns of "
-	       "untracked registers skipped, %lu expressions evaluated), disagreements %lu\n",
-	       n_files, n_fdes, n_rows, n_cells, n_skipped, n_exprs, n_bad);
+	       "untracked registers skipped, %lu expressions evaluated, %lu AArch64 rows' "
+	       "RA_SIGN_STATE), disagreements %lu\n",
+	       n_files, n_fdes, n_rows, n_cells, n_skipped, n_exprs, n_ra_rows, n_bad);
 	CHECK(n_bad == 0 && n_files > 0, "oracle: %lu files, %lu FDEs, %lu rows, %lu disagreements",
 	      n_files, n_fdes, n_rows, n_bad);
 	CHECK_DONE();

@@ -5,7 +5,10 @@
 # pointers, at -Os with -fasynchronous-unwind-tables off (.eh_frame only
 # where needed), and the x86-64 fixtures' C sources; then the same
 # comparison t_cfi_oracle runs on the system's libraries (see
-# t_cfi_oracle.c), over these.
+# t_cfi_oracle.c), over these and over the committed x86-64 and AArch64
+# fixture binaries (tests/fixtures/bin: their .eh_frame, beside the
+# .sframe; AArch64's with negate_ra_state and 'B' CIEs).  s390x's are
+# big-endian, which the decoder does not read.
 #
 # env: SFB_BUILD  build directory (default: build)
 #      CC         compiler (default: cc)
@@ -48,4 +51,6 @@ for o in $objs; do
 	fi
 done
 echo "ok - built$(for o in $objs; do printf ' %s' "${o##*/}"; done) without .sframe"
-"$oracle" $objs
+fixtures=$(ls tests/fixtures/bin/x86_64-v*/fixture tests/fixtures/bin/x86_64-v*/libfixture.so \
+	tests/fixtures/bin/aarch64-v*/fixture tests/fixtures/bin/aarch64-v*/libfixture.so 2>/dev/null)
+"$oracle" $objs $fixtures

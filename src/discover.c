@@ -331,7 +331,7 @@ __attribute__((no_sanitize_address)) NO_STACK_PROTECTOR static bool is_static(vo
 	return _dl_relocate_static_pie || !_DYNAMIC;
 }
 
-__attribute__((no_sanitize_address)) NO_STACK_PROTECTOR static discover_fn *
+__attribute__((used, no_sanitize_address)) NO_STACK_PROTECTOR static discover_fn *
 resolve_discover(void)
 {
 	if (is_static())

@@ -766,10 +766,11 @@ int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
 	out->ra_signed = in.cur.ra_signed;
 	for (unsigned n = 0; n < SFB_CFI_REGS; n++) {
 		rule_t r = in.cur.reg[n];
+		if (r == 0)
+			continue; /* no rule given: SAME, as out was cleared */
 		int32_t arg = rule_arg(r);
 		struct sfb_loc *l = &out->reg[n];
-		if (r & RULE_SET)
-			out->explicit_regs |= (uint64_t)1 << n;
+		out->explicit_regs |= (uint64_t)1 << n;
 		switch (rule_kind(r)) {
 		case R_SAME: break;
 		case R_UNDEFINED: l->kind = SFB_LOC_UNDEFINED; break;
@@ -824,7 +825,9 @@ int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg
 		row->flags |= SFB_ROW_MANGLED_RA | (t.pauth_b ? SFB_ROW_PAUTH_B : 0);
 	row->expr = s->frame.p;
 	row->expr_len = s->frame.len;
-	for (unsigned n = 0; n < SFB_CFI_REGS; n++) {
+	/* Only an instruction gives a rule other than SAME. */
+	for (uint64_t m = t.explicit_regs; m; m &= m - 1) {
+		unsigned n = (unsigned)__builtin_ctzll(m);
 		if (n == t.ra_column || n == fp_reg || t.reg[n].kind == SFB_LOC_SAME)
 			continue;
 		if (row->nregs == SFB_ROW_REGS)

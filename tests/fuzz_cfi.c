@@ -20,7 +20,9 @@
  * writes a seed from an x86-64 ELF object: its .eh_frame_hdr and the
  * first FRAME_BYTES (default 8192) of its .eh_frame, with the table cut
  * down to the FDEs that lie wholly in them (how tests/fuzz-corpus-cfi/
- * was made from libc, ld.so, libstdc++, libgcc_s, libm). */
+ * was made from libc, ld.so, libstdc++, libgcc_s, libm, the AArch64
+ * fixture library, and sframebt's sources built as t_cfi_oracle.sh
+ * builds them, at -O0 and -O2 without frame pointers). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

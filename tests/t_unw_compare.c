@@ -1,0 +1,433 @@
+/* Whole stacks against libunwind: four threads doing libc-heavy work
+ * (qsort calling back into the program, malloc/free, memset/memcpy/strlen
+ * on large buffers, snprintf, write() to /dev/null, nanosleep,
+ * clock_gettime in the vDSO, a contended mutex) are sampled with SIGPROF
+ * from per-thread CPU-time timers.  The handler walks the interrupted
+ * context twice: with sframe_backtrace_ex(uc) and with libunwind
+ * (unw_init_local2(uc, UNW_INIT_SIGNAL_FRAME), a local walk from a
+ * signal handler, which libunwind supports).  After the run, in normal
+ * context, every sample's two stacks are compared whole: the same number
+ * of frames, the same PCs (frame 0 the interrupted PC, then return
+ * addresses as both report them) and the same CFAs (libunwind's SP of
+ * frame k+1 is frame k's CFA).  At least 99.9% must be equal; every
+ * disagreement is printed with both stacks, symbolized, sframebt's stop
+ * reason and each frame's source.
+ *
+ * The program's functions are built without frame pointers and with
+ * SFrame (tests/unw_compare.mk.inc): sframebt unwinds them with SFrame
+ * rows, libunwind with .eh_frame; libc, ld.so and the vDSO both unwind
+ * with .eh_frame, each with its own decoder.  Both walks end where the
+ * stack ends: the thread's clone3 frame, whose CFI marks the return
+ * address undefined. */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "walk_common.h"
+
+#define NF 48         /* frames per walk */
+#define NTHREADS 4
+#define MAXSAMPLES 12000
+
+struct sample {
+	int thread;
+	int from_timer; /* SI_TIMER: the thread's CPU timer; else tgkill() */
+	int n_sfb, n_unw;
+	int unw_end; /* last unw_step() result: 0 end of stack, < 0 error */
+	int unw_init;
+	struct sframe_bt_status st;
+	uintptr_t sfb_pc[NF], sfb_cfa[NF];
+	uint8_t sfb_src[NF];
+	uintptr_t unw_pc[NF], unw_sp[NF];
+};
+
+static struct sample *samples;
+static atomic_uint nsamples;
+static atomic_int sampling;
+static __thread int self_idx = -1;
+
+/* ---- Sampling ---------------------------------------------------------- */
+
+static void on_prof(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	int saved = errno;
+	if (!atomic_load_explicit(&sampling, memory_order_relaxed) || self_idx < 0)
+		goto out;
+	unsigned i = atomic_fetch_add_explicit(&nsamples, 1, memory_order_relaxed);
+	if (i >= MAXSAMPLES)
+		goto out;
+	struct sample *s = &samples[i];
+	s->thread = self_idx;
+	s->from_timer = si && si->si_code == SI_TIMER;
+
+	struct sframe_bt_frame f[NF];
+	s->n_sfb = sframe_backtrace_ex(ucv, f, NF, 0, &s->st);
+	for (int k = 0; k < s->n_sfb; k++) {
+		s->sfb_pc[k] = f[k].pc;
+		s->sfb_cfa[k] = f[k].cfa;
+		s->sfb_src[k] = f[k].source;
+	}
+
+	unw_cursor_t c;
+	s->unw_init = unw_init_local2(&c, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME);
+	s->n_unw = 0;
+	s->unw_end = 1;
+	if (s->unw_init < 0)
+		goto out;
+	while (s->n_unw < NF) {
+		unw_word_t ip = 0, sp = 0;
+		unw_get_reg(&c, UNW_REG_IP, &ip);
+		unw_get_reg(&c, UNW_REG_SP, &sp);
+		s->unw_pc[s->n_unw] = ip;
+		s->unw_sp[s->n_unw] = sp;
+		s->n_unw++;
+		s->unw_end = unw_step(&c);
+		if (s->unw_end <= 0)
+			break;
+	}
+out:
+	errno = saved;
+}
+
+/* ---- The work: libc-heavy, with a callback into the program ------------ */
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile unsigned long shared_count;
+static volatile size_t vsize = 1 << 16; /* not a constant: no inlined memcpy */
+
+NOINL int uc_cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	SPIN(8);
+	return (x > y) - (x < y);
+}
+
+NOINL int uc_qsort(uint64_t *rnd)
+{
+	int n = 1500 + (int)(rnd_next(rnd) % 1000);
+	int *a = malloc(sizeof *a * (size_t)n);
+	if (!a)
+		return 0;
+	for (int i = 0; i < n; i++)
+		a[i] = (int)(rnd_next(rnd) >> 33);
+	qsort(a, (size_t)n, sizeof *a, uc_cmp_int);
+	int r = a[n / 2];
+	free(a);
+	return r;
+}
+
+NOINL int uc_mem(uint64_t *rnd)
+{
+	size_t n = vsize + (size_t)(rnd_next(rnd) % 4096);
+	char *p = malloc(n), *q = malloc(n);
+	if (!p || !q) {
+		free(p);
+		free(q);
+		return 0;
+	}
+	memset(p, 'a' + (int)(rnd_next(rnd) % 26), n - 1);
+	p[n - 1] = 0;
+	memcpy(q, p, n);
+	size_t len = strlen(q);
+	/* many small blocks too */
+	void *small[64];
+	for (int i = 0; i < 64; i++)
+		small[i] = malloc(16 + (size_t)(rnd_next(rnd) % 512));
+	for (int i = 63; i >= 0; i--)
+		free(small[i]);
+	free(q);
+	free(p);
+	return (int)len;
+}
+
+NOINL int uc_io(int fd, uint64_t *rnd)
+{
+	char buf[256];
+	int r = 0;
+	for (int i = 0; i < 50; i++) {
+		int len = snprintf(buf, sizeof buf, "%d %s %.3f %lx\n", i, "sample",
+				   (double)(rnd_next(rnd) % 1000) / 7.0, (unsigned long)rnd_next(rnd));
+		if (len > 0 && write(fd, buf, (size_t)len) == len)
+			r++;
+	}
+	return r;
+}
+
+NOINL int uc_time(void)
+{
+	struct timespec ts = { 0, 20000 }, now;
+	int r = 0;
+	for (int i = 0; i < 200; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		r += (int)(now.tv_nsec & 1);
+	}
+	nanosleep(&ts, NULL);
+	return r;
+}
+
+NOINL int uc_lock(void)
+{
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&shared_lock);
+		shared_count++;
+		pthread_mutex_unlock(&shared_lock);
+	}
+	return (int)(shared_count & 1);
+}
+
+struct thr {
+	int idx;
+	pthread_t th;
+	_Atomic pid_t tid;
+	volatile int stop;
+	long loops;
+};
+
+NOINL void *uc_thread(void *arg)
+{
+	struct thr *t = arg;
+	self_idx = t->idx;
+	atomic_store(&t->tid, (pid_t)syscall(SYS_gettid));
+	uint64_t rnd = 0x9E3779B97F4A7C15ull * (uint64_t)(t->idx + 1);
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	timer_t timer = start_thread_cpu_timer(1000000);
+	unsigned long r = 0;
+	while (!t->stop) {
+		/* each thread its own mix */
+		switch ((t->loops + t->idx) % 5) {
+		case 0: r += (unsigned)uc_qsort(&rnd); break;
+		case 1: r += (unsigned)uc_mem(&rnd); break;
+		case 2: r += (unsigned)uc_io(fd, &rnd); break;
+		case 3: r += (unsigned)uc_time(); break;
+		default: r += (unsigned)uc_lock(); break;
+		}
+		t->loops++;
+	}
+	stop_thread_cpu_timer(timer);
+	close(fd);
+	return (void *)(long)r;
+}
+
+/* ---- Report ------------------------------------------------------------ */
+
+static const char *obj_name(uintptr_t pc, uintptr_t *off)
+{
+	Dl_info d;
+	if (pc && dladdr((void *)pc, &d) && d.dli_fname) {
+		*off = pc - (uintptr_t)d.dli_fbase;
+		const char *slash = strrchr(d.dli_fname, '/');
+		return slash ? slash + 1 : d.dli_fname;
+	}
+	*off = pc;
+	return "?";
+}
+
+/* One frame: lookup at pc - 1 for return addresses (frame > 0). */
+static void print_frame(const char *who, int k, uintptr_t pc, uintptr_t cfa, int src)
+{
+	Dl_info d;
+	uintptr_t look = k ? pc - 1 : pc, off;
+	const char *obj = obj_name(look, &off);
+	const char *fn = "?";
+	uintptr_t fnoff = 0;
+	if (look && dladdr((void *)look, &d) && d.dli_sname) {
+		fn = d.dli_sname;
+		fnoff = pc - (uintptr_t)d.dli_saddr;
+	}
+	printf("#     %s %2d %#14lx cfa %#14lx %s+%#lx (%s+%#lx)", who, k, (unsigned long)pc,
+	       (unsigned long)cfa, fn, (unsigned long)fnoff, obj, (unsigned long)(off + (k ? 1 : 0)));
+	if (src >= 0)
+		printf(" src=%d", src);
+	printf("\n");
+}
+
+static const char *src_name(int s)
+{
+	static const char *const n[] = { "context", "sframe", "fp", "signal", "lr", "eh_frame" };
+	return s >= 0 && s < 6 ? n[s] : "?";
+}
+
+/* Compare one sample; returns NULL when equal, else the reason. */
+static const char *compare(const struct sample *s, int *at)
+{
+	*at = -1;
+	if (s->unw_init < 0)
+		return "libunwind could not start";
+	int n = s->n_sfb < s->n_unw ? s->n_sfb : s->n_unw;
+	for (int k = 0; k < n; k++)
+		if (s->sfb_pc[k] != s->unw_pc[k]) {
+			*at = k;
+			return "different PC";
+		}
+	/* libunwind's SP of frame k+1 is the CFA of frame k. */
+	for (int k = 0; k + 1 < n; k++)
+		if (s->sfb_cfa[k] != s->unw_sp[k + 1]) {
+			*at = k;
+			return "different CFA";
+		}
+	if (s->n_sfb < s->n_unw) {
+		*at = n;
+		return "sframebt stopped earlier";
+	}
+	if (s->n_sfb > s->n_unw) {
+		*at = n;
+		return "libunwind stopped earlier";
+	}
+	/* Same frames: both must also agree that the stack ended there. */
+	if (s->st.stop != SFRAME_BT_STOP_OUTERMOST && s->n_sfb < NF)
+		return "sframebt did not reach the outermost frame";
+	if (s->unw_end != 0 && s->n_unw < NF)
+		return "libunwind ended with an error";
+	return NULL;
+}
+
+int main(void)
+{
+	double t0 = now_s();
+	double seconds = env_long("SFB_UNW_SECONDS", 3);
+	objs_init();
+
+	samples = mmap(NULL, sizeof *samples * MAXSAMPLES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (samples == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	/* libunwind and sframebt both describe objects lazily; give both the
+	 * chance in normal context first (neither needs it). */
+	sframe_backtrace_warmup();
+	{
+		unw_context_t uc;
+		unw_cursor_t c;
+		unw_getcontext(&uc);
+		unw_init_local(&c, &uc);
+		while (unw_step(&c) > 0)
+			;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_prof;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	atomic_store(&sampling, 1);
+
+	struct thr t[NTHREADS];
+	memset(t, 0, sizeof t);
+	for (int i = 0; i < NTHREADS; i++) {
+		t[i].idx = i;
+		if (pthread_create(&t[i].th, NULL, uc_thread, &t[i]) != 0) {
+			perror("pthread_create");
+			return 1;
+		}
+	}
+	/* Besides the CPU timers (at most one expiry per scheduler tick),
+	 * signals sent at wall-clock intervals: these also land in threads
+	 * blocked in a system call (nanosleep, futex, write). */
+	pid_t pid = getpid();
+	unsigned sent = 0;
+	while (now_s() - t0 < seconds && atomic_load(&nsamples) < MAXSAMPLES) {
+		for (int i = 0; i < NTHREADS; i++) {
+			pid_t tid = atomic_load(&t[i].tid);
+			if (tid > 0 && syscall(SYS_tgkill, pid, tid, SIGPROF) == 0)
+				sent++;
+		}
+		struct timespec ts = { 0, 300000 };
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		t[i].stop = 1;
+	long loops = 0;
+	for (int i = 0; i < NTHREADS; i++) {
+		pthread_join(t[i].th, NULL);
+		loops += t[i].loops;
+	}
+	atomic_store(&sampling, 0);
+
+	unsigned ns = atomic_load(&nsamples);
+	if (ns > MAXSAMPLES)
+		ns = MAXSAMPLES;
+	unsigned equal = 0, differ = 0, sys0 = 0, sys_frames = 0, by_src[6] = { 0 };
+	unsigned stops[16] = { 0 }, timer = 0, printed = 0;
+	/* frame 0 by object: libc, ld.so, vDSO, the program, other */
+	unsigned where0[5] = { 0 };
+	struct wobj vdso = { 0, 0 }, exe = { 0, 0 };
+	obj_of((const void *)getauxval(AT_SYSINFO_EHDR), &vdso);
+	obj_of((const void *)main, &exe);
+	unsigned long frames = 0;
+	int maxdepth = 0;
+	for (unsigned i = 0; i < ns; i++) {
+		const struct sample *s = &samples[i];
+		int at;
+		const char *why = compare(s, &at);
+		stops[s->st.stop & 15]++;
+		timer += s->from_timer != 0;
+		if (s->n_sfb > 0 && in_sys(s->sfb_pc[0]))
+			sys0++;
+		if (s->n_sfb > 0) {
+			uintptr_t pc = s->sfb_pc[0];
+			where0[in_libc(pc) ? 0 : in_obj(&w_ldso, pc) ? 1 : in_obj(&vdso, pc) ? 2
+			       : in_obj(&exe, pc) ? 3 : 4]++;
+		}
+		for (int k = 1; k < s->n_sfb; k++) {
+			by_src[s->sfb_src[k] < 6 ? s->sfb_src[k] : 0]++;
+			sys_frames += in_sys(s->sfb_pc[k] - 1);
+		}
+		frames += (unsigned long)s->n_sfb;
+		if (s->n_sfb > maxdepth)
+			maxdepth = s->n_sfb;
+		if (!why) {
+			equal++;
+			continue;
+		}
+		differ++;
+		/* every disagreement, with both stacks for the first 200 */
+		printf("# sample %u (thread %d, %s) differs: %s at frame %d; sframebt %d frames, "
+		       "stop %s at %#lx; libunwind %d frames, last unw_step %d\n",
+		       i, s->thread, s->from_timer ? "CPU timer" : "tgkill", why, at, s->n_sfb, sframe_bt_stop_name(s->st.stop),
+		       (unsigned long)s->st.stop_pc, s->n_unw, s->unw_end);
+		if (++printed > 200)
+			continue;
+		for (int k = 0; k < s->n_sfb; k++)
+			print_frame("sframebt ", k, s->sfb_pc[k], s->sfb_cfa[k], s->sfb_src[k]);
+		for (int k = 0; k < s->n_unw; k++)
+			print_frame("libunwind", k, s->unw_pc[k],
+				    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
+	}
+	printf("# %u samples from %d threads (%u from CPU timers, %u of %u tgkill()s; %ld work "
+	       "loops, %.1f s): %u equal, %u differing; %lu frames (deepest %d), frame 0 in "
+	       "libc/ld.so in %u samples; frames after frame 0 in libc/ld.so: %u\n",
+	       ns, NTHREADS, timer, ns - timer, sent, loops, now_s() - t0, equal, differ, frames,
+	       maxdepth, sys0, sys_frames);
+	printf("# frame 0 in: libc %u, ld.so %u, vDSO %u, the program %u, elsewhere %u\n",
+	       where0[0], where0[1], where0[2], where0[3], where0[4]);
+	printf("# sframebt frame sources after frame 0:");
+	for (int k = 1; k < 6; k++)
+		if (by_src[k])
+			printf(" %s %u", src_name(k), by_src[k]);
+	printf("; stops:");
+	for (int k = 0; k < 16; k++)
+		if (stops[k])
+			printf(" %s %u", sframe_bt_stop_name(k), stops[k]);
+	printf("\n");
+
+	unsigned need = under_valgrind() ? 20 : 300;
+	CHECK(ns >= need, "%u SIGPROF samples (at least %u)", ns, need);
+	CHECK(ns > 0 && (double)equal >= 0.999 * ns,
+	      "whole stacks equal to libunwind's in %u of %u samples (%u differing; at least "
+	      "99.9%% equal)", equal, ns, differ);
+	CHECK(sys0 > ns / 10 && by_src[SFRAME_BT_FROM_EH_FRAME] > 0 &&
+		      by_src[SFRAME_BT_FROM_SFRAME] > 0,
+	      "the samples cover libc (frame 0 there in %u) and both row sources (%u SFrame, "
+	      "%u .eh_frame frames)", sys0, by_src[SFRAME_BT_FROM_SFRAME],
+	      by_src[SFRAME_BT_FROM_EH_FRAME]);
+	CHECK_DONE();
+}

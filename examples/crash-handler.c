@@ -1,21 +1,27 @@
 /* crash-handler: print a symbolized stack trace when the program crashes.
  *
- *   crash-handler [segv|abort|fpe|ill|bus|stack-smash|overflow]
+ *   crash-handler [segv|abort|fpe|ill|bus|stack-smash|overflow|strlen]
  *
  * crashes on purpose inside nested functions of this program and of
- * libcrashdemo.so (examples/demo/), and prints, on stderr:
+ * libcrashdemo.so (examples/demo/), or inside libc (abort, strlen), and
+ * prints, on stderr:
  *
  *   *** SIGSEGV (SEGV_MAPERR) fault address 0x10, pid 4242, tid 4242 ***
- *   #0 0x7f3a1c2b1139 in crash_leaf+0x9 (/path/libcrashdemo.so+0x1139)
- *   #1 0x7f3a1c2b11c5 in static_helper+0x15 (/path/libcrashdemo.so+0x11c5)
+ *   #0 0x7f3a1c2b1256 in crash_leaf+0xa6 (/path/libcrashdemo.so+0x1256)
+ *   #1 0x7f3a1c2b12ae in static_helper+0xe (/path/libcrashdemo.so+0x12ae)
  *   ...
- *   # stopped: no-unwind-info at 0x7f3a1c0461ca
+ *   #4 0x55d0c3a1f2cd in main+0x6d (/path/crash-handler+0x22cd)
+ *   #5 0x7f3a1c04624a in ?? (/lib/x86_64-linux-gnu/libc.so.6+0x2724a)
+ *   #6 0x7f3a1c046305 in __libc_start_main+0x85 (/lib/.../libc.so.6+0x27305)
+ *   #7 0x55d0c3a1f4a1 in _start+0x21 (/path/crash-handler+0x24a1)
+ *   # stopped: outermost at 0x55d0c3a1f4a1
  *
  * then dies from the same signal, exactly as it would have without the
  * handler: same exit status, same core dump.  "# stopped" says why the
- * walk ended; "no-unwind-info" at the end is normal: glibc is built without
- * .sframe, so the walk ends at the first libc frame (here the one that
- * called main).
+ * walk ended: "outermost" is the natural end, _start (or clone3 on other
+ * threads).  Frames without .sframe (libc, on most systems) are unwound
+ * with their .eh_frame; "??" is a function that only the stripped symbol
+ * table named (Debian's libc).
  *
  * The handler part (between the "copy from here" and "to here" lines) is
  * meant to be copied into a program: call crash_handler_install() early in
@@ -233,9 +239,23 @@ int crash_handler_install(void)
  * one; see examples/demo/libcrashdemo.c. */
 volatile int demo_sink;
 
+/* strlen: a fault inside libc, whose code has no .sframe: the walk starts
+ * in libc's strlen and leaves it through its .eh_frame. */
+enum { CRASH_IN_LIBC = 1000 };
+static const char *volatile bad_string = (const char *)16;
+
+static __attribute__((noinline)) void measure_string(void)
+{
+	demo_sink += (int)strlen(bad_string); /* SIGSEGV, in libc */
+	demo_sink++;
+}
+
 static __attribute__((noinline)) void run_scenario(int how)
 {
-	crashdemo_run(how); /* into libcrashdemo.so */
+	if (how == CRASH_IN_LIBC)
+		measure_string();
+	else
+		crashdemo_run(how); /* into libcrashdemo.so */
 	demo_sink++;
 }
 
@@ -248,12 +268,12 @@ int main(int argc, char **argv)
 		[CRASH_OVERFLOW] = "overflow",
 	};
 	const char *want = argc > 1 ? argv[1] : "segv";
-	int how = -1;
+	int how = strcmp(want, "strlen") == 0 ? CRASH_IN_LIBC : -1;
 	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
 		if (strcmp(want, names[i]) == 0)
 			how = i;
 	if (how < 0 || argc > 2) {
-		fprintf(stderr, "usage: %s [segv|abort|fpe|ill|bus|stack-smash|overflow]\n",
+		fprintf(stderr, "usage: %s [segv|abort|fpe|ill|bus|stack-smash|overflow|strlen]\n",
 			argv[0]);
 		return 2;
 	}

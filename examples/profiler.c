@@ -40,13 +40,13 @@
  *   4. At stop, each distinct PC is symbolized once with
  *      sframe_symbolize(), stacks are folded and written.
  *
- * What the stacks look like: glibc carries no .sframe, so a walk ends at
- * the first libc frame (stop reason "no-unwind-info"): stacks are rooted
- * at __libc_start_call_main or start_thread (shown as [libc.so.6+0x27249]
- * and the like when libc's symbol table is stripped, as on Debian), and a
- * sample taken while a thread runs inside libc is a single frame, that
- * libc function.  Both are normal.  Programs must be built with
- * -Wa,--gsframe (binutils 2.40+) for their frames to be walked.
+ * What the stacks look like: walks go through libc (unwound with its
+ * .eh_frame, glibc carrying no .sframe) to the outermost frame (stop
+ * reason "outermost"), so stacks are rooted at _start on the main thread
+ * and at libc's clone3 on the others, and a sample taken inside libc
+ * keeps its callers.  libc's frames show as [libc.so.6+0x1098eb] and the
+ * like where its symbol table is stripped, as on Debian.  The program's
+ * frames are walked with its .sframe (-Wa,--gsframe, binutils 2.40+).
  *
  * The rate: a CPU-time timer is checked at the kernel's tick, so a thread
  * gets at most CONFIG_HZ samples per CPU-second (often 100 or 250) however

@@ -53,6 +53,55 @@ stacks() {
 	' "$1"
 }
 
+# Every walk goes through libc (its .eh_frame) to the outermost frame, so
+# every stack is rooted at _start (main thread) or at libc's clone3 (other
+# threads): none is a bare libc frame or starts at a libc address with no
+# root below it.  Debian's libc is stripped, so the profile shows its
+# frames as [libc.so.6+0xOFFSET]; the name at OFFSET comes from libc's
+# detached debug symbols (libc6-dbg), read by nm, not by sframebt.
+. tests/install-deps.sh
+install_deps libc6-dbg binutils
+libc=$(ldd "$B/hotcold" | awk '$1 == "libc.so.6" { print $3 }')
+bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+libc_dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
+[ -f "$libc_dbg" ] || libc_dbg=$libc
+nm -S -t d --defined-only "$libc_dbg" 2>/dev/null |
+	awk 'NF == 4 && $3 ~ /^[tTwWiI]$/ { print $1 + 0, $2 + 0, $4 }' >"$tmp/libc.syms"
+
+# roots FOLDED: each stack's first two frames, with libc offsets named
+# ("[libc.so.6+0x1098eb]" -> "clone3", among its aliases), then its count.
+roots() {
+	while read -r stack count; do
+		out=
+		for fr in $(echo "$stack" | tr ';' ' ' | head -n 1 | cut -d' ' -f1-2); do
+			case $fr in
+			"[libc.so.6+0x"*"]")
+				off=${fr#*+}
+				off=$((${off%]}))
+				names=$(awk -v a="$off" '$1 <= a && a < $1 + $2 { print $3 }' \
+					"$tmp/libc.syms")
+				fr="[libc.so.6+?]"
+				for n in $names; do # aliases: __GI___clone3, clone3
+					case $fr in "[libc"*) fr=$n ;; esac
+					case $n in clone3 | start_thread) fr=$n ;; esac
+				done
+				;;
+			esac
+			out="$out${out:+;}$fr"
+		done
+		echo "$out $count"
+	done <"$1"
+}
+
+# rooted FOLDED: every stack's root is _start (then __libc_start_main) or
+# clone3 (then start_thread).
+rooted() {
+	roots "$1" >"$1.roots"
+	echo "# roots of $1:"
+	sort "$1.roots" | awk '{ n[$1] += $2 } END { for (r in n) print "#   " r, n[r] }'
+	[ -s "$1.roots" ] && ! grep -Ev '^(_start;__libc_start_main|clone3;start_thread) [0-9]+$' "$1.roots"
+}
+
 # svgcheck FILE: well-formed XML as far as this SVG goes -- every tag
 # closed in order, one root <svg>, attributes quoted, no stray '<' '>'
 # or '&' in text -- and every <g> starts with a <title>.
@@ -106,7 +155,11 @@ svgcheck() {
 	}' "$1"
 }
 
-# The checker itself must reject what it should.
+# The checkers themselves must reject what they should.
+printf '[libc.so.6+0x1] 3\n' >"$tmp/bare.folded"
+printf 'worker;hot_a 3\n' >"$tmp/noroot.folded"
+if rooted "$tmp/bare.folded" >/dev/null; then notok "rooted accepted a bare libc frame"; else ok "rooted: a bare libc frame rejected"; fi
+if rooted "$tmp/noroot.folded" >/dev/null; then notok "rooted accepted a stack without root"; else ok "rooted: a stack without root rejected"; fi
 printf '<svg><g><rect/></g></svg>\n' >"$tmp/bad1.svg"
 printf '<svg><g><title>a</title><rect></g></svg>\n' >"$tmp/bad2.svg"
 printf '<svg><g><title>a & b</title></g></svg>\n' >"$tmp/bad3.svg"
@@ -151,6 +204,7 @@ verify() {
 		       grep -Eq '^sframe-prof: [0-9]+ samples dropped \(ring full\), [0-9]+ threads not profiled' '$summary' &&
 		       grep -Eq '^sframe-prof: [0-9]+ stacks truncated; walks stopped by: [a-z]' '$summary'"
 	check "$name: the SVG is well-formed and every frame has a <title>" svgcheck "$svg"
+	check "$name: every stack is rooted at _start or clone3 (no bare libc stack)" rooted "$folded"
 	check "$name: the SVG shows the hot path" \
 		sh -c "grep -q '<title>hot_b (' '$svg' && grep -q '<title>cold_c (' '$svg'"
 }
@@ -178,6 +232,7 @@ check "late start: workload exits 0" [ $? -eq 0 ]
 set -- $(stacks "$tmp/late.folded")
 echo "# late: $1 samples, $2 on expected stacks, $4 in threads, $5 in main"
 check "late start: threads running before the start were sampled ($4)" [ "$4" -gt 0 ]
+check "late start: every stack is rooted at _start or clone3" rooted "$tmp/late.folded"
 
 # Processes sharing one SFRAME_PROF_OUT would write the same files: "%p"
 # in it stands for the process id.

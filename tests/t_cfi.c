@@ -3,10 +3,14 @@
  * augmentation, remember/restore nesting, DWARF expressions, and
  * malformed input, each giving its own error code.  t_cfi_oracle checks
  * the same decoder against readelf on real objects. */
+#define _GNU_SOURCE
+#include <link.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "cfi.h"
 #include "check.h"
@@ -1020,6 +1024,134 @@ static void test_malformed(void)
 	      "a bad opcode after the PC's row is not read");
 }
 
+/* ---- A real signal frame ---------------------------------------------- */
+
+/* The C library's signal trampoline (the handler's return address), its
+ * CFI evaluated on the frame the kernel built: the CFA and every register
+ * rule must give the interrupted context's registers, as the ucontext
+ * has them.  At the trampoline the stack pointer is the ucontext's
+ * address (x86-64: the kernel's frame is the return address, then the
+ * ucontext). */
+struct sig_result {
+	int find, row, lookup, signal_frame, ncompared, nbad, cfa_ok, nregs;
+	char bad[256];
+};
+static struct sig_result SR;
+static struct sfb_cfi_section libc_cfi;
+static uint64_t tramp_sp, tramp_pc;
+
+static bool sig_reg(void *arg, unsigned n, uint64_t *out)
+{
+	(void)arg;
+	if (n == 7)
+		*out = tramp_sp;
+	else if (n == 16)
+		*out = tramp_pc;
+	else
+		return false;
+	return true;
+}
+
+static bool sig_mem(void *arg, uint64_t addr, uint64_t *out)
+{
+	(void)arg;
+	memcpy(out, (const void *)(uintptr_t)addr, 8);
+	return true;
+}
+
+static int find_cfi(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uint64_t pc = *(uint64_t *)arg, limit = 0;
+	const ElfW(Phdr) *hdr = NULL;
+	bool holds = false;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type == PT_LOAD && pc >= info->dlpi_addr + p->p_vaddr &&
+		    pc < info->dlpi_addr + p->p_vaddr + p->p_memsz)
+			holds = true;
+		if (p->p_type == PT_GNU_EH_FRAME)
+			hdr = p;
+	}
+	if (!holds || !hdr)
+		return 0;
+	uint64_t h = info->dlpi_addr + hdr->p_vaddr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type == PT_LOAD && hdr->p_vaddr >= p->p_vaddr &&
+		    hdr->p_vaddr < p->p_vaddr + p->p_memsz)
+			limit = info->dlpi_addr + p->p_vaddr + p->p_memsz;
+	}
+	return sfb_cfi_load(&libc_cfi, (const void *)(uintptr_t)h, hdr->p_memsz, h, limit, 0) == 0;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	static const int greg[17] = { REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+				      REG_RBP, REG_RSP, REG_R8, REG_R9, REG_R10, REG_R11,
+				      REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP };
+	const ucontext_t *uc = ctx;
+	static const struct sfb_cfi_eval_ctx cx = { sig_reg, sig_mem, NULL };
+	struct sfb_cfi_fde f;
+	struct sfb_cfi_table_row t;
+	struct sfb_row r;
+	uint64_t cfa, v;
+	tramp_pc = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	tramp_sp = (uint64_t)(uintptr_t)uc;
+	if (!dl_iterate_phdr(find_cfi, &tramp_pc))
+		return;
+	SR.find = sfb_cfi_find(&libc_cfi, tramp_pc, &f);
+	if (SR.find || (SR.row = sfb_cfi_table_row(&libc_cfi, &f, tramp_pc, &t)))
+		return;
+	SR.signal_frame = t.signal_frame;
+	SR.lookup = sfb_cfi_lookup(&libc_cfi, tramp_pc, 6, &r);
+	if (t.cfa.kind != SFB_LOC_DWARF ||
+	    sfb_cfi_eval(libc_cfi.frame.p, libc_cfi.frame.len, (uint32_t)t.cfa.off, t.cfa.reg, &cx,
+			 false, 0, &cfa))
+		return;
+	SR.cfa_ok = cfa == (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	for (unsigned n = 0; n <= 16; n++) {
+		const struct sfb_loc *l = &t.reg[n];
+		if (l->kind == SFB_LOC_SAME)
+			continue;
+		SR.nregs++;
+		bool ok = l->kind == SFB_LOC_DWARF && l->deref &&
+			  sfb_cfi_eval(libc_cfi.frame.p, libc_cfi.frame.len, (uint32_t)l->off, l->reg,
+				       &cx, true, cfa, &v) == 0 &&
+			  sig_mem(NULL, v, &v) && v == (uint64_t)uc->uc_mcontext.gregs[greg[n]];
+		SR.ncompared++;
+		if (!ok) {
+			SR.nbad++;
+			size_t k = strlen(SR.bad);
+			snprintf(SR.bad + k, sizeof SR.bad - k, " %u", n);
+		}
+	}
+}
+
+static void test_sigframe(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGUSR1, &sa, &old);
+	raise(SIGUSR1);
+	sigaction(SIGUSR1, &old, NULL);
+	CHECK(SR.find == 0 && SR.row == 0 && SR.signal_frame == 1,
+	      "signal trampoline: an 'S' FDE covers it (%s, %s)", sfb_cfi_err_name(SR.find),
+	      sfb_cfi_err_name(SR.row));
+	CHECK(SR.cfa_ok, "signal trampoline: its CFA expression gives the interrupted rsp");
+	CHECK(SR.ncompared == 17 && SR.nbad == 0,
+	      "signal trampoline: %d register rules give the interrupted registers (wrong:%s)",
+	      SR.ncompared, SR.bad);
+	/* rax..r15 but rbp, and rip: more than a walker's row holds. */
+	CHECK(SR.lookup == (SR.nregs - 2 > SFB_ROW_REGS ? SFB_CFI_E_REGISTER : SFB_CFI_OK),
+	      "signal trampoline: lookup -> %s (%d rules besides FP and RA, a row holds %d)",
+	      sfb_cfi_err_name(SR.lookup), SR.nregs - 2, SFB_ROW_REGS);
+}
+
 int main(void)
 {
 	test_eval();
@@ -1034,6 +1166,7 @@ int main(void)
 	test_lengths();
 	test_hdr_encodings();
 	test_malformed();
+	test_sigframe();
 	free(hbuf);
 	free(fbuf);
 	CHECK_DONE();

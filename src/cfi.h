@@ -18,8 +18,8 @@
  * pointers are 8 bytes) in the host's byte order.  .eh_frame is read up to
  * 2 GiB from its start; DW_CFA_expression and val_expression blocks must
  * lie in its first 128 MiB (the interpreter keeps each register's rule in
- * 32 bits, so that its state stack stays small on a signal stack: about
- * 1.7 KiB for sfb_cfi_lookup() in all). */
+ * 32 bits, so that its states, SFB_CFI_STATE_DEPTH remembered ones
+ * included, take about 1 KiB of a signal stack). */
 #ifndef SFB_CFI_H
 #define SFB_CFI_H
 
@@ -35,8 +35,9 @@
 #define SFB_CFI_EXPR_OPS 256     /* DWARF expression operations per evaluation */
 #define SFB_CFI_REGS 36          /* DWARF registers 0..35 tracked by the interpreter
 				    (x86-64 0-16, AArch64 0-31 and 34 RA_SIGN_STATE,
-				    s390x 0-31); rules for others are ignored
-				    unless they are the RA column */
+				    s390x 0-31); rules for others are ignored,
+				    a CIE whose RA column is past them is
+				    rejected (SFB_CFI_E_REGISTER) */
 
 /* Why CFI could not be used.  Stable numbers, named by sfb_cfi_err_name(). */
 enum sfb_cfi_err {
@@ -119,7 +120,8 @@ int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
 /* The walker's row for pc (row.h): the table row, with the RA column's
  * rule in ra, fp_reg's in fp, and every other register that has a rule
  * other than SAME in regs[] (SFB_CFI_E_REGISTER if more than
- * SFB_ROW_REGS).  flags: SFB_ROW_CFI, plus SFB_ROW_SIGNAL for an 'S'
+ * SFB_ROW_REGS: glibc's x86-64 signal trampoline has 15, and is known to
+ * the walker by its code).  SFB_CFI_E_FDE if the row has no CFA rule.  flags: SFB_ROW_CFI, plus SFB_ROW_SIGNAL for an 'S'
  * CIE, SFB_ROW_OUTERMOST when the RA is undefined, SFB_ROW_MANGLED_RA
  * (and SFB_ROW_PAUTH_B) when AArch64's RA_SIGN_STATE is set.  expr and
  * expr_len are set to the .eh_frame bytes, for SFB_LOC_DWARF rules. */
@@ -135,7 +137,9 @@ int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg
  * compilers and glibc emit for CFI: DW_OP_lit*, const*, breg*, bregx,
  * dup, drop, over, pick, swap, rot, deref, abs, and, div, minus, mod,
  * mul, neg, not, or, plus, plus_uconst, shl, shr, shra, xor, the
- * comparisons, skip, bra, nop. */
+ * comparisons, skip, bra, nop, addr, deref_size (mem() still reads a
+ * whole word).  SFB_CFI_E_EXPR for anything else, and when reg() or
+ * mem() fails. */
 struct sfb_cfi_eval_ctx {
 	bool (*reg)(void *arg, unsigned regno, uint64_t *out);
 	bool (*mem)(void *arg, uint64_t addr, uint64_t *out);

@@ -30,8 +30,9 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		     struct sfb_memo_row *out)
 {
 	const struct sfb_loc *c = &row->cfa, *r = &row->ra, *f = &row->fp;
-	if (row->flags & (SFB_ROW_SIGNAL | SFB_ROW_OUTERMOST | SFB_ROW_MANGLED_RA |
-			  SFB_ROW_PCMASK))
+	if (row->flags & (SFB_ROW_SIGNAL | SFB_ROW_OUTERMOST | SFB_ROW_PCMASK))
+		return false;
+	if ((row->flags & SFB_ROW_MANGLED_RA) && !SFB_ARCH_PAC)
 		return false;
 	if (c->kind != SFB_LOC_EXPR || c->deref || (c->reg != sp_reg && c->reg != fp_reg))
 		return false;
@@ -65,7 +66,8 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		.cfa_word = c->off | (c->reg == fp_reg),
 		.ra_slot = ra_slot,
 		.fp_slot = fp_slot,
-		.from_cfi = !!(row->flags & SFB_ROW_CFI),
+		.flags = (uint16_t)((row->flags & SFB_ROW_CFI ? SFB_MEMO_CFI : 0) |
+				    (row->flags & SFB_ROW_MANGLED_RA ? SFB_MEMO_PAC : 0)),
 	};
 	return true;
 }
@@ -79,7 +81,8 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 		.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->ra_slot },
 		.fp = m->fp_slot ? (struct sfb_loc){ SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->fp_slot }
 				 : (struct sfb_loc){ SFB_LOC_SAME, 0, 0, 0 },
-		.flags = m->from_cfi ? SFB_ROW_CFI : 0,
+		.flags = (uint16_t)((m->flags & SFB_MEMO_CFI ? SFB_ROW_CFI : 0) |
+				    (m->flags & SFB_MEMO_PAC ? SFB_ROW_MANGLED_RA : 0)),
 	};
 }
 

@@ -50,8 +50,14 @@ struct sfb_memo_row {
 	int32_t cfa_word;   /* CFA offset | 1 if the base is FP (else SP) */
 	int8_t ra_slot;     /* RA at CFA + 8 * ra_slot (SFB_RA_SLOT where fixed) */
 	int8_t fp_slot;     /* FP at CFA + 8 * fp_slot; 0: FP unchanged */
-	uint16_t from_cfi;  /* 1: the row came from .eh_frame (reported per frame) */
+	uint16_t flags;     /* SFB_MEMO_CFI, SFB_MEMO_PAC */
 };
+
+#define SFB_MEMO_CFI 1 /* the row came from .eh_frame (reported per frame) */
+#define SFB_MEMO_PAC 2 /* the RA is signed: strip it (SFB_ROW_MANGLED_RA) */
+#ifndef SFB_ARCH_PAC
+#define SFB_ARCH_PAC 0
+#endif
 
 /* An FP-based row is memoised only if its slots lie in the two words
  * below the CFA (the frame record that frame-pointer code keeps on every
@@ -213,9 +219,13 @@ sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
 	sfb_memo_recalled.n = (uint16_t)n;
 }
 
-/* The fast path's safety condition: may a memoised row be applied to a
- * frame whose stack pointer is sp and frame pointer fp, inside a stack
- * window whose top is win_hi?  If so, *cfa is the frame's CFA.
+/* The fast path's safety condition: must the walker refuse to apply a
+ * memoised row to a frame whose stack pointer is sp, inside a stack window
+ * whose top is win_hi, given the CFA the row computes from SP
+ * (SFB_MEMO_SP_CFA_BAD) or from FP (SFB_MEMO_FP_CFA_BAD)?  Two
+ * predicates, one per base, so that the walker's loop keeps one branch on
+ * the base; macros, because gcc compiled the same tests written as inline
+ * functions to register spills in that loop.
  *
  * The walker's general step checks that the CFA lies above SP, aligned
  * and not absurdly far, and that every slot it reads lies at or above SP
@@ -231,20 +241,12 @@ sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
  *   lying at or above SP (signed: a garbage FP below 1 KiB must not wrap
  *   round to the top), and against win_hi.
  * Slots lie below the CFA (sfb_memo_row_of()), so every slot is in the
- * window, which memread.h proved readable.  Any doubt returns false: the
+ * window, which memread.h proved readable.  Any doubt counts as bad: the
  * general path then redoes the frame from scratch and gives the reason. */
-static inline __attribute__((always_inline)) bool
-sfb_memo_frame_ok(const struct sfb_memo_row *row, uintptr_t sp, uintptr_t fp, uintptr_t win_hi,
-		  uintptr_t *cfa)
-{
-	if (!(row->cfa_word & 1)) {
-		*cfa = sp + (uintptr_t)(intptr_t)row->cfa_word;
-		return *cfa <= win_hi;
-	}
-	*cfa = fp + (uintptr_t)(intptr_t)(row->cfa_word - 1);
-	return !(*cfa % SFB_CFA_ALIGN) &&
-	       (intptr_t)(*cfa + 8 * SFB_MEMO_FP_LOWEST_SLOT - sp) >= 0 && *cfa <= win_hi;
-}
+#define SFB_MEMO_SP_CFA_BAD(cfa, win_hi) ((cfa) > (win_hi))
+#define SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi)                                                  \
+	((cfa) % SFB_CFA_ALIGN || (intptr_t)((cfa) + 8 * SFB_MEMO_FP_LOWEST_SLOT - (sp)) < 0 || \
+	 (cfa) > (win_hi))
 
 /* Compile row into *out if it has the common shape. */
 bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,

@@ -460,17 +460,9 @@ memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo
 #define RA_SLOT(row) ((row).ra_slot)
 #endif
 
-/* Where a fast run writes: frame records (sframe_backtrace_ex()) or PCs
- * only.  Only the one in use is set: arithmetic on the NULL one is
- * undefined. */
-struct fast_out {
-	struct sframe_bt_frame *frame, *frame_end;
-	void **pc, **pc_end;
-};
-
 /* The fast path: consecutive return addresses whose rows are memoised.
- * For each, sfb_memo_frame_ok() (rowmemo.h: the safety condition and its
- * proof), then the same computation as apply_row() for a row of that
+ * For each, SFB_MEMO_SP_CFA_BAD or SFB_MEMO_FP_CFA_BAD (rowmemo.h: the
+ * safety condition and its proof), then the same computation as apply_row() for a row of that
  * shape.  Any doubt ends the run, leaving that frame to the general path.
  * When exact, the first PC is an exact PC, whose row is memoised under its
  * own key.  Returns the new frame count; *outermost when a return address
@@ -505,35 +497,41 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
 	unsigned nt = w->ntrail;
 	int ncfi = 0;
-	struct fast_out out = { 0 };
-	if (records) {
-		out.frame = frames + n;
-		out.frame_end = frames + size;
-	} else {
-		out.pc = pcs + n;
-		out.pc_end = pcs + size;
-	}
+	/* Only the output in use: arithmetic on the NULL one is undefined. */
+	struct sframe_bt_frame *frame_out = records ? frames + n : NULL;
+	const struct sframe_bt_frame *frame_end = records ? frames + size : NULL;
+	void **pc_out = records ? NULL : pcs + n, **pc_end = records ? NULL : pcs + size;
 	for (;;) {
 		uintptr_t cfa;
-		if (!sfb_memo_frame_ok(&row, sp, fp, win_hi, &cfa))
-			break;
-		if (sample && (row.cfa_word & 1))
-			__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+		if (!(row.cfa_word & 1)) {
+			cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
+			if (SFB_MEMO_SP_CFA_BAD(cfa, win_hi))
+				break;
+		} else {
+			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
+			if (SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi))
+				break;
+			if (sample)
+				__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+		}
 		/* Expected: laid out inline, FP stays in a register. */
 		if (__builtin_expect(row.fp_slot != 0, 1))
 			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		if (records) {
-			*out.frame++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
+			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
 								 .exact = exact };
-			src = row.from_cfi ? SFRAME_BT_FROM_EH_FRAME : SFRAME_BT_FROM_SFRAME;
-			ncfi += row.from_cfi;
+			src = row.flags & SFB_MEMO_CFI ? SFRAME_BT_FROM_EH_FRAME
+						       : SFRAME_BT_FROM_SFRAME;
+			ncfi += row.flags & SFB_MEMO_CFI;
 			exact = false;
 		} else {
-			*out.pc++ = (void *)pc;
+			*pc_out++ = (void *)pc;
 		}
 		pc = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)RA_SLOT(row));
+		if (SFB_ARCH_PAC && (row.flags & SFB_MEMO_PAC))
+			pc = sfb_arch_strip_pac(pc);
 		sp = SFB_SP_FROM_CFA(cfa);
-		if (records ? out.frame == out.frame_end : out.pc == out.pc_end)
+		if (records ? frame_out == frame_end : pc_out == pc_end)
 			break;
 		/* A verified entry's hint is never NULL (memo_write() sets
 		 * it to the entry itself before publishing). */
@@ -550,7 +548,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 			w->trail[nt++] = sfb_memo_pair_index(next);
 		e = next;
 	}
-	int m = records ? (int)(out.frame - frames) : (int)(out.pc - pcs);
+	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
 	w->ntrail = nt;
 	if (m > n) {
 		*outermost = pc == 0;
@@ -617,21 +615,26 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	/* Return addresses point after the call; look up the call. */
 	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
 	const struct sfb_object *o;
+	struct sfb_row row;
+	int no_row = SFRAME_BT_STOP_NO_OBJECT;
+	bool is_signal = false;
 	int stop = walk_object(w, lookup, &o);
-	if (stop) {
+	if (stop && !at->exact && sfb_arch_is_sigreturn_mem(&w->mem, regs->pc)) {
+		/* A signal trampoline on a page no object holds (qemu-user
+		 * maps no vDSO; a kernel's on-stack trampoline). */
+		is_signal = true;
+	} else if (stop) {
 		/* An exact PC is a frame even outside any object (JIT code); an
 		 * unverifiable return address is not. */
 		if (at->exact)
 			emit_frame(w, frames, pcs, at->n++, (struct sframe_bt_frame){
 				.pc = regs->pc, .source = at->source, .exact = 1 });
 		return stop;
+	} else {
+		stop = classify(w, o, regs->pc, at->exact, &row, &no_row, &is_signal);
+		if (stop)
+			return stop;
 	}
-	struct sfb_row row;
-	int no_row;
-	bool is_signal;
-	stop = classify(w, o, regs->pc, at->exact, &row, &no_row, &is_signal);
-	if (stop)
-		return stop;
 	/* A row marked as a signal frame ('S') is applied like any other but,
 	 * as in DWARF, the PC it unwinds to was interrupted, not called. */
 	bool next_exact = !no_row && (row.flags & SFB_ROW_SIGNAL);

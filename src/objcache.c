@@ -369,6 +369,9 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	/* No scratch: linked objects are sorted; an unsorted one is refused. */
 	o->status = (int8_t)sfb_section_load(&o->sec, (const void *)at, sframe->p_memsz,
 					     at, NULL, 0);
+	/* Rows for another architecture's registers are no rows here. */
+	if (o->status == SFB_OK && o->sec.abi != sfb_arch_abi)
+		o->status = SFB_E_ABI;
 	if (o->status == SFB_OK && o->sec.version < SFB_VERSION_3)
 		o->frame_pointer = !!(o->sec.flags & SFB_F_FRAME_POINTER);
 }

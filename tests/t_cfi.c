@@ -29,7 +29,8 @@ static uint8_t *hbuf, *fbuf; /* exact-size copies handed to the decoder */
 static struct sfb_cfi_section S;
 
 /* Header bytes for the next load(): as ld writes them unless changed. */
-static uint8_t hdr_version = 1, hdr_eptr_enc = 0x1b, hdr_count_enc = 0x03, hdr_table_enc = 0x3b;
+static uint8_t hdr_version = 1, hdr_eptr_enc = 0x1b, hdr_count_enc = 0x03,
+	hdr_table_enc = 0x3b;
 static int64_t hdr_count_delta; /* added to the count written */
 
 static void reset(void)
@@ -245,7 +246,8 @@ static int ev(const uint8_t *e, size_t n, uint64_t *out)
 {
 	return sfb_cfi_eval(e, n, 0, (uint32_t)n, &CX, false, 0, out);
 }
-#define EV(out, ...) ev((const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }), out)
+#define EV(out, ...) \
+	ev((const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }), out)
 
 static void test_eval(void)
 {
@@ -370,12 +372,14 @@ static void test_basic(void)
 	CHECK(row_at(PC0 - 1, &t) == SFB_CFI_E_NOT_FOUND, "before the first FDE");
 	CHECK(sfb_cfi_lookup(&S, PC0 + 5, 6, &r) == 0 && r.func_start == PC0 &&
 	      r.func_size == 0x40 && r.pc_lo == PC0 + 4 && r.pc_hi == PC0 + 14 &&
-	      loc_is(r.cfa, SFB_LOC_EXPR, 0, 6, 16) && loc_is(r.ra, SFB_LOC_EXPR, 1, SFB_REG_CFA, -8) &&
+	      loc_is(r.cfa, SFB_LOC_EXPR, 0, 6, 16) &&
+	      loc_is(r.ra, SFB_LOC_EXPR, 1, SFB_REG_CFA, -8) &&
 	      loc_is(r.fp, SFB_LOC_EXPR, 1, SFB_REG_CFA, -16) && r.flags == SFB_ROW_CFI &&
 	      r.nregs == 0 && r.expr == fbuf && r.expr_len == FL,
 	      "lookup: the walker's row");
 	CHECK(strcmp(sfb_cfi_err_name(SFB_CFI_E_BUDGET), "over-budget") == 0 &&
-	      strcmp(sfb_cfi_err_name(99), "unknown") == 0 && strcmp(sfb_cfi_err_name(-1), "unknown") == 0,
+	      strcmp(sfb_cfi_err_name(99), "unknown") == 0 &&
+	      strcmp(sfb_cfi_err_name(-1), "unknown") == 0,
 	      "error names");
 
 	/* Several FDEs: the search picks the right one, gaps are not found. */
@@ -423,8 +427,10 @@ static void test_advance(void)
 	memcpy(F + opnd, &rel, 4);
 	CHECK(row_at(PC0 + 7, &t) == 0 && t.cfa.off == 8 && t.pc_hi == PC0 + 8,
 	      "advance_loc by 2 * code alignment 4");
-	CHECK(row_at(PC0 + 8, &t) == 0 && t.cfa.off == 16 && t.pc_hi == PC0 + 0x40, "set_loc ends a row");
-	CHECK(row_at(PC0 + 0x40, &t) == 0 && t.cfa.off == 24 && t.pc_lo == PC0 + 0x40, "set_loc starts one");
+	CHECK(row_at(PC0 + 8, &t) == 0 && t.cfa.off == 16 && t.pc_hi == PC0 + 0x40,
+	      "set_loc ends a row");
+	CHECK(row_at(PC0 + 0x40, &t) == 0 && t.cfa.off == 24 && t.pc_lo == PC0 + 0x40,
+	      "set_loc starts one");
 
 	/* set_loc backwards. */
 	reset();
@@ -439,7 +445,8 @@ static void test_advance(void)
 	reset();
 	c = std_cie();
 	fde(c, PC0, 0x10, INS(0x42, 0x0e, 16, 0x40, 0x0e, 24));
-	CHECK(row_at(PC0 + 2, &t) == 0 && t.cfa.off == 24 && t.pc_lo == PC0 + 2 && t.pc_hi == PC0 + 0x10,
+	CHECK(row_at(PC0 + 2, &t) == 0 && t.cfa.off == 24 && t.pc_lo == PC0 + 2 &&
+	      t.pc_hi == PC0 + 0x10,
 	      "advance_loc 0");
 }
 
@@ -475,7 +482,8 @@ static void test_rules(void)
 	      t.reg[2].kind == SFB_LOC_UNDEFINED && t.reg[4].kind == SFB_LOC_SAME &&
 	      ((t.explicit_regs >> 4) & 1) && loc_is(t.reg[5], SFB_LOC_REGISTER, 0, 0, 0) &&
 	      AT(t, 3, -40) && t.args_size == 32,
-	      "offset_extended(_sf), val_offset(_sf), negative_offset, undefined, same_value, register, args_size");
+	      "offset_extended(_sf), val_offset(_sf), negative_offset, undefined, same_value, "
+	      "register, args_size");
 	CHECK(row_at(PC0 + 2, &t) == 0 && AT(t, 3, -24) && t.reg[12].kind == SFB_LOC_SAME &&
 	      !((t.explicit_regs >> 12) & 1) && ((t.explicit_regs >> 3) & 1),
 	      "restore and restore_extended give the CIE's rules");
@@ -496,7 +504,8 @@ static void test_rules(void)
 	      "lookup: saved registers in regs[], FP in fp");
 	CHECK(sfb_cfi_lookup(&S, PC0 + 1, 6, &r) == 0 && r.ra.kind == SFB_LOC_UNDEFINED &&
 	      r.flags == (SFB_ROW_CFI | SFB_ROW_OUTERMOST), "RA undefined: outermost");
-	CHECK(sfb_cfi_lookup(&S, PC0, 3, &r) == 0 && loc_is(r.fp, SFB_LOC_EXPR, 1, SFB_REG_CFA, -16) &&
+	CHECK(sfb_cfi_lookup(&S, PC0, 3, &r) == 0 &&
+	      loc_is(r.fp, SFB_LOC_EXPR, 1, SFB_REG_CFA, -16) &&
 	      r.nregs == 3 && r.regs[0].reg == 6, "lookup with another FP register");
 
 	/* More rules than a row holds. */
@@ -528,10 +537,13 @@ static void test_cfa(void)
 	memcpy(ins + n, plt, sizeof plt);
 	n += sizeof plt;
 	ins[n++] = 0x41;
-	ins[n++] = 0x10; ins[n++] = 3; ins[n++] = 2; ins[n++] = 0x23; ins[n++] = 8; /* expression rbx */
-	ins[n++] = 0x16; ins[n++] = 12; ins[n++] = 1; ins[n++] = 0x1f;              /* val_expression r12 */
+	/* expression rbx: plus_uconst 8 */
+	ins[n++] = 0x10; ins[n++] = 3; ins[n++] = 2; ins[n++] = 0x23; ins[n++] = 8;
+	/* val_expression r12: neg */
+	ins[n++] = 0x16; ins[n++] = 12; ins[n++] = 1; ins[n++] = 0x1f;
 	ins[n++] = 0x41;
-	ins[n++] = 0x0d; ins[n++] = 6;                         /* def_cfa_register after an expression */
+	/* def_cfa_register after an expression */
+	ins[n++] = 0x0d; ins[n++] = 6;
 	size_t off = fde(c, PC0, 0x10, ins, n);
 	uint32_t ins_at = (uint32_t)(off + 4 + 4 + 4 + 4 + 1);
 	CHECK(row_at(PC0, &t) == 0 && loc_is(t.cfa, SFB_LOC_EXPR, 0, 6, 16), "def_cfa_sf");
@@ -543,7 +555,8 @@ static void test_cfa(void)
 	regs[16] = PC0 + 0x0b;
 	uint64_t v = 0;
 	CHECK(load() == 0 && sfb_cfi_lookup(&S, PC0 + 2, 6, &r) == 0 && r.cfa.kind == SFB_LOC_DWARF &&
-	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.cfa.off, r.cfa.reg, &CX, false, 0, &v) == 0 &&
+	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.cfa.off, r.cfa.reg, &CX, false, 0,
+			   &v) == 0 &&
 	      v == 0x7ffe1010, "the PLT expression evaluated from the row: %#llx",
 	      (unsigned long long)v);
 	CHECK(row_at(PC0 + 3, &t) == 0 && t.reg[3].kind == SFB_LOC_DWARF && t.reg[3].deref == 1 &&
@@ -574,7 +587,8 @@ static void test_cfa(void)
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_REGISTER, "offset that overflows 32 bits");
 	reset();
 	c = std_cie();
-	fde(c, PC0, 0x10, INS(0x05, 3, 0x80, 0x80, 0x80, 0x08, 0x41, 0x05, 3, 0x80, 0x80, 0x80, 0x10));
+	fde(c, PC0, 0x10,
+	    INS(0x05, 3, 0x80, 0x80, 0x80, 0x08, 0x41, 0x05, 3, 0x80, 0x80, 0x80, 0x10));
 	CHECK(row_at(PC0, &t) == 0 && AT(t, 3, -(1 << 27)), "register rule offset -2^27");
 	CHECK(row_at(PC0 + 1, &t) == SFB_CFI_E_REGISTER, "register rule offset -2^28: too far");
 	reset();
@@ -983,7 +997,8 @@ static void test_malformed(void)
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_OPCODE, "unsupported opcode 0x2c");
 	reset();
 	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01));
+	fde(c, PC0, 0x20,
+	    INS(0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01));
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_LEB, "11-byte ULEB128");
 	reset();
 	c = std_cie();

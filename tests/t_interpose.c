@@ -12,7 +12,10 @@
  * library code at a time, so any count is the library's.
  *
  * Walks: ucontext walks from SIGPROF handlers on the main thread (the very
- * first walk of the process, which discovers every object, included),
+ * first walk of the process, which discovers every object and reads
+ * libc's .eh_frame for the first time, included, and samples taken while
+ * the thread runs inside libc: memcpy, and qsort calling back into the
+ * program),
  * sframe_backtrace_ucontext / _ex(uc) / _ex(NULL) / sframe_backtrace from
  * the handlers, the same from SIGUSR1 handlers on a second thread
  * (pthread_kill), and sframe_backtrace / _ex(NULL) from normal context.
@@ -32,13 +35,15 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 
 #include "walk_common.h"
+#include "uc_regs.h"
 
 #define NF 32
 
-int main(void);
+int main(int argc, char **argv);
 
 /* ---- The interposer ------------------------------------------------------------ */
 
@@ -316,6 +321,7 @@ __attribute__((constructor)) static void resolve_all(void)
 
 struct rec {
 	int n_uc, n_ex, n_ex0, n_bt, stop_ex, stop_ex0;
+	int eh_ex, eh_ex0;  /* frames_eh_frame of the _ex(uc) and _ex(NULL) walks */
 	int errno_bad;      /* walk calls that changed errno */
 	int sym_errno_bad;  /* symbolization calls that changed errno */
 	unsigned long during_walk, during_sym; /* counts in this handler's windows */
@@ -347,13 +353,16 @@ NOINL void walk_all(const void *uc, struct rec *r)
 	struct sframe_bt_status st;
 	unsigned long w0 = total(W_WALK), s0 = total(W_SYM);
 	if (uc) {
-		IN_WINDOW(W_WALK, r->errno_bad, r->n_uc = sframe_backtrace_ucontext(uc, pcs, NF));
+		/* _ex first: in the first handler, the process's first walk. */
 		IN_WINDOW(W_WALK, r->errno_bad,
 			  r->n_ex = sframe_backtrace_ex(uc, r->f, NF, 0, &st));
 		r->stop_ex = st.stop;
+		r->eh_ex = st.frames_eh_frame;
+		IN_WINDOW(W_WALK, r->errno_bad, r->n_uc = sframe_backtrace_ucontext(uc, pcs, NF));
 	}
 	IN_WINDOW(W_WALK, r->errno_bad, r->n_ex0 = sframe_backtrace_ex(NULL, f0, NF, 0, &st));
 	r->stop_ex0 = st.stop;
+	r->eh_ex0 = st.frames_eh_frame;
 	IN_WINDOW(W_WALK, r->errno_bad, r->n_bt = sframe_backtrace(pcs, NF));
 	IN_WINDOW(W_WALK, r->errno_bad,
 		  sframe_backtrace_ex(NULL, f0, NF, SFRAME_BT_FP_FALLBACK_ANY, &st));
@@ -362,7 +371,7 @@ NOINL void walk_all(const void *uc, struct rec *r)
 
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH], line[256];
 	struct sframe_symbol sym;
-	uintptr_t pc = uc ? (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]
+	uintptr_t pc = uc ? (uintptr_t)UC_PC((const ucontext_t *)uc)
 			  : (uintptr_t)pcs[0];
 	IN_WINDOW(W_SYM, r->sym_errno_bad, sframe_symbolize(pc, &sym, scratch, sizeof scratch));
 	IN_WINDOW(W_SYM, r->sym_errno_bad, sframe_format_frame(0, pc, 0, line, sizeof line));
@@ -375,7 +384,7 @@ NOINL void walk_all(const void *uc, struct rec *r)
 
 /* ---- Phase 1: SIGPROF on the main thread, from the first walk on ---------------- */
 
-#define MAXREC 400
+#define MAXREC 640
 static struct rec recs[MAXREC];
 static _Atomic int nrec;
 
@@ -386,7 +395,7 @@ NOINL void prof_handler(int sig, siginfo_t *si, void *uc)
 	int k = atomic_load_explicit(&nrec, memory_order_relaxed);
 	if (k >= MAXREC)
 		return;
-	recs[k].rip = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	recs[k].rip = (uintptr_t)UC_PC((const ucontext_t *)uc);
 	walk_all(uc, &recs[k]);
 	atomic_store_explicit(&nrec, k + 1, memory_order_release);
 }
@@ -509,7 +518,7 @@ NOINL void so_handler(int sig, siginfo_t *si, void *uc)
 	struct sframe_bt_frame f0[NF];
 	struct sframe_bt_status st;
 	unsigned long w0 = total(W_WALK);
-	r->rip = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	r->rip = (uintptr_t)UC_PC((const ucontext_t *)uc);
 	IN_WINDOW(W_WALK, r->errno_bad, r->n_uc = so_bt_uc(uc, pcs, NF));
 	IN_WINDOW(W_WALK, r->errno_bad, r->n_ex = so_bt_ex(uc, r->f, NF, 0, &st));
 	r->stop_ex = st.stop;
@@ -533,6 +542,153 @@ static void *tls_thread(void *arg)
 	return (void *)(long)r;
 }
 
+/* ---- Phase 6: SIGPROF while the main thread runs inside libc -------------------------
+ * memcpy (a leaf of libc's, written in assembly, with CFI) on a large
+ * buffer, and qsort, whose loops in libc call back into the program's
+ * comparator.  Frame 0 is then in libc (or in the comparator, under
+ * libc's frames); the walk must leave libc through its .eh_frame, find
+ * the program's chain, and go on to _start. */
+
+#define LC_BYTES (256 * 1024)
+#define LC_ELEMS 4096
+static char lc_src[LC_BYTES], lc_dst[LC_BYTES];
+static unsigned lc_elems[LC_ELEMS];
+static volatile size_t lc_bytes = LC_BYTES; /* not a constant: a call */
+
+NOINL int lc_cmp(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (x > y) - (x < y);
+}
+
+NOINL int lc_copy(int x)
+{
+	memcpy(lc_dst, lc_src, lc_bytes);
+	w_sink += (unsigned char)lc_dst[x & 1023];
+	return x + 1;
+}
+
+NOINL int lc_sort(int x)
+{
+	uint64_t seed = (uint64_t)x * 2654435761u + 1;
+	for (int i = 0; i < LC_ELEMS; i++)
+		lc_elems[i] = (unsigned)rnd_next(&seed);
+	qsort(lc_elems, LC_ELEMS, sizeof lc_elems[0], lc_cmp);
+	w_sink += lc_elems[x & (LC_ELEMS - 1)];
+	return x + 1;
+}
+
+NOINL int lc_spin(int (*fn)(int), int want)
+{
+	int r = 0;
+	while (atomic_load(&nrec) < want)
+		r += fn(r);
+	return r;
+}
+
+/* A walk from inside libc: frame 0 in libc, or in lc_cmp (only with
+ * cmp_ok), then libc frames (at least one when frame 0 is lc_cmp), then
+ * chain (ids, innermost first), then libc's frames and _start, stopped
+ * outermost.  V_OTHER: frame 0 is in neither.  *libc_top: the number of
+ * frames above the chain that are libc's. */
+static int verify_from_libc(const struct sframe_bt_frame *f, int n, int stop,
+			    const int *chain, int len, int cmp_ok, int cmp_id,
+			    int *libc_top)
+{
+	*libc_top = 0;
+	if (n < 1 || !f[0].exact)
+		return V_WRONG;
+	int cmp = cmp_ok && wfn_lookup(NULL, f[0].pc) == cmp_id;
+	if (!cmp && !in_libc(f[0].pc))
+		return V_OTHER;
+	int j = 1;
+	while (j < n && !f[j].exact && in_libc(lookup_pc(&f[j])))
+		j++;
+	*libc_top = j - cmp;
+	if (*libc_top == 0)
+		return V_WRONG;
+	for (int i = 0; i < len; i++, j++)
+		if (j >= n || f[j].exact || wfn_lookup(NULL, lookup_pc(&f[j])) != chain[i])
+			return V_WRONG;
+	int tail = 0;
+	for (; j < n; j++, tail++)
+		if (f[j].exact || tail >= W_TAIL_MAX ||
+		    !(in_libc(lookup_pc(&f[j])) || in_start(lookup_pc(&f[j]))))
+			return V_WRONG;
+	if (tail < 2 || !in_start(lookup_pc(&f[n - 1])) || stop != SFRAME_BT_STOP_OUTERMOST)
+		return V_WRONG;
+	return V_EXACT;
+}
+
+/* Samples of fn (lc_copy or lc_sort) under SIGPROF: every walk whose
+ * frame 0 is in libc (or lc_cmp) is checked whole. */
+NOINL void phase_in_libc(const char *what, int (*fn)(int), int fn_id, int count,
+			 int cmp_ok, int cmp_id)
+{
+	int chain[] = { fn_id, WFN(lc_spin), WFN(phase_in_libc), WFN(main) };
+	int start = atomic_load(&nrec), want = start + count;
+	if (want > MAXREC)
+		want = MAXREC;
+	reset(W_WALK);
+	reset(W_SYM);
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	setitimer(ITIMER_PROF, &it, NULL);
+	w_sink += (unsigned long)lc_spin(fn, want);
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_PROF, &it, NULL);
+	int end = atomic_load(&nrec);
+	int inside = 0, exact = 0, wrong = 0, eh_bad = 0, ebad = 0, deepest = 0, one = -1;
+	for (int k = start; k < end; k++) {
+		struct rec *r = &recs[k];
+		int top;
+		int v = verify_from_libc(r->f, r->n_ex, r->stop_ex, chain, 4, cmp_ok, cmp_id,
+					 &top);
+		ebad += r->errno_bad + r->sym_errno_bad;
+		if (v == V_OTHER)
+			continue;
+		inside++;
+		if (v == V_EXACT && exact++ == 0)
+			one = k;
+		else if (v != V_EXACT && wrong++ == 0)
+			print_walk("a wrong walk from inside libc", NULL, r->f, r->n_ex, r->stop_ex);
+		/* Each libc frame above the chain, and libc's start-up frames,
+		 * are unwound with .eh_frame: at least top + 2 of them. */
+		eh_bad += r->eh_ex < top + 2;
+		if (top > deepest)
+			deepest = top;
+	}
+	printf("# %s: %d samples, %d with frame 0 in libc%s, %d exact, %d wrong, "
+	       "up to %d libc frames above the program's\n",
+	       what, end - start, inside, cmp_ok ? " or in the comparator" : "", exact, wrong,
+	       deepest);
+	CHECK(inside >= count / 4 && wrong == 0,
+	      "%s: walks interrupting libc leave it to the program's chain and _start, "
+	      "outermost (%d of %d, %d wrong)", what, exact, inside, wrong);
+	CHECK(eh_bad == 0, "%s: every libc frame unwound with .eh_frame (%d walks short)",
+	      what, eh_bad);
+	CHECK(total(W_WALK) == 0 && total(W_SYM) == 0 && ebad == 0,
+	      "%s: no lock/allocation/dl call (%lu walk, %lu symbolization), errno kept",
+	      what, total(W_WALK), total(W_SYM));
+	print_counts(what, W_WALK);
+	print_counts(what, W_SYM);
+	/* The checker rejects a walk that ends early, one that ends at the
+	 * chain's end but not as outermost, and a wrong chain frame. */
+	if (one >= 0) {
+		struct rec *r = &recs[one];
+		struct sframe_bt_frame g[NF];
+		int top, n = r->n_ex, rej = 0;
+		memcpy(g, r->f, sizeof g);
+		rej += verify_from_libc(g, n - 1, SFRAME_BT_STOP_NO_UNWIND_INFO, chain, 4, cmp_ok,
+					cmp_id, &top) == V_WRONG;
+		rej += verify_from_libc(g, n, SFRAME_BT_STOP_BAD_RA, chain, 4, cmp_ok, cmp_id,
+					&top) == V_WRONG;
+		g[n - 4].pc = (uintptr_t)lc_cmp + 1; /* a chain frame (main's callee) */
+		rej += verify_from_libc(g, n, r->stop_ex, chain, 4, cmp_ok, cmp_id, &top) == V_WRONG;
+		CHECK(rej == 3, "%s: the checker rejects a short walk, a wrong stop and a wrong "
+		      "frame (%d of 3)", what, rej);
+	}
+}
+
 /* ---- Phase 3: normal context -------------------------------------------------------- */
 
 static struct rec normal_rec;
@@ -547,8 +703,47 @@ NOINL int nc_top(int x)
 	return r * 3;
 }
 
-int main(void)
+/* ---- Phase 5: a fresh process whose first walk starts inside libc -----------------
+ * "t_interpose first-in-libc", exec'd by main(): nothing has called the
+ * library, no .eh_frame has been read; the first SIGPROF lands in memcpy,
+ * and its handler's walks are the process's first.  Exit status: 0 good,
+ * 2 frame 0 was not in libc (the parent runs it again), 1 otherwise. */
+NOINL int first_in_libc(void)
 {
+	objs_init();
+	devnull = open("/dev/null", O_WRONLY);
+	int chain[] = { WFN(lc_copy), WFN(lc_spin), WFN(first_in_libc), WFN(main) };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = prof_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	setitimer(ITIMER_PROF, &it, NULL);
+	w_sink += (unsigned long)lc_spin(lc_copy, 1);
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_PROF, &it, NULL);
+	struct rec *r = &recs[0];
+	int top, v = verify_from_libc(r->f, r->n_ex, r->stop_ex, chain, 4, 0, -1, &top);
+	printf("# fresh process, first walk: frame 0 %s, %s, %d frames, %d through .eh_frame, "
+	       "stopped %s; %lu lock/allocation/dl calls\n",
+	       in_libc(r->rip) ? "in libc" : "elsewhere", verdict_name[v], r->n_ex, r->eh_ex,
+	       sframe_bt_stop_name(r->stop_ex), r->during_walk + r->during_sym);
+	print_counts("fresh process", W_WALK);
+	print_counts("fresh process", W_SYM);
+	if (v == V_OTHER)
+		return 2;
+	if (v != V_EXACT)
+		print_walk("the fresh process's first walk", NULL, r->f, r->n_ex, r->stop_ex);
+	return v == V_EXACT && r->eh_ex >= top + 2 && r->during_walk == 0 &&
+	       r->during_sym == 0 && r->errno_bad == 0 && r->sym_errno_bad == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "first-in-libc") == 0)
+		return first_in_libc();
 	objs_init(); /* dlopen(RTLD_NOLOAD)/dlsym/_dl_find_object only */
 	devnull = open("/dev/null", O_WRONLY);
 	double t0 = now_s();
@@ -622,6 +817,17 @@ int main(void)
 	CHECK(first->during_walk == 0 && first->errno_bad == 0,
 	      "the first walk (object discovery in a SIGPROF handler): no lock, no allocation, "
 	      "errno kept");
+	printf("# first walk: %d frames, %d through .eh_frame, stopped %s; from the handler: "
+	       "%d frames, %d through .eh_frame, stopped %s\n",
+	       first->n_ex, first->eh_ex, sframe_bt_stop_name(first->stop_ex), first->n_ex0,
+	       first->eh_ex0, sframe_bt_stop_name(first->stop_ex0));
+	CHECK(end1 > 0 && first->eh_ex >= 2 && first->stop_ex == SFRAME_BT_STOP_OUTERMOST &&
+	      in_start(lookup_pc(&first->f[first->n_ex - 1])),
+	      "the first walk goes through libc's .eh_frame to _start, outermost "
+	      "(%d .eh_frame frames)", first->eh_ex);
+	CHECK(first->eh_ex0 >= 2 && first->stop_ex0 == SFRAME_BT_STOP_OUTERMOST,
+	      "the first handler's NULL-context walk crosses the signal frame, then libc's "
+	      ".eh_frame to _start, outermost (%d .eh_frame frames)", first->eh_ex0);
 	summarize("SIGPROF on the main thread", 0, end1, chain1, 5, 1);
 	print_counts("SIGPROF walks", W_WALK);
 	print_counts("SIGPROF symbolization", W_SYM);
@@ -704,6 +910,32 @@ int main(void)
 		print_counts("libsframebt.so walks", W_WALK);
 		reset(W_WALK);
 	}
+
+	/* Phase 5: the first walk of a fresh process, from inside libc. */
+	int st6 = -1;
+	for (int tries = 0; tries < 5 && (st6 == -1 || st6 == 2); tries++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/proc/self/exe", argv[0], "first-in-libc", (char *)NULL);
+			_exit(127);
+		}
+		int ws = 0;
+		if (pid < 0 || waitpid(pid, &ws, 0) != pid)
+			break;
+		st6 = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	}
+	CHECK(st6 == 0,
+	      "a fresh process's first walk, from a SIGPROF in libc's memcpy: through libc's "
+	      ".eh_frame to the chain and _start, outermost, no lock/allocation/dl call, errno "
+	      "kept (status %d)", st6);
+
+	/* Phase 6: inside libc.  The SIGPROF handler is prof_handler again. */
+	sa.sa_sigaction = prof_handler;
+	sigaction(SIGPROF, &sa, NULL);
+	int lc_cmp_id = WFN(lc_cmp);
+	phase_in_libc("SIGPROF in memcpy", lc_copy, WFN(lc_copy), n1 / 2, 0, -1);
+	phase_in_libc("SIGPROF in qsort", lc_sort, WFN(lc_sort), n1 / 2, 1, lc_cmp_id);
 
 	/* Control: the library's own calls reach this interposer. */
 	reset(W_CONTROL);

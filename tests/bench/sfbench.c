@@ -87,6 +87,7 @@
 
 #include "backtrace.h"
 #include "objcache.h"
+#include "rowmemo.h"
 #include "sframe_decode.h"
 #include "bench_chain.h"
 #include "bench_distinct.h"
@@ -453,7 +454,14 @@ struct run {
 	void *cb_ra;
 	int cg;
 	unsigned long allocs;
+	void **ref; /* natural-end rows: a reference trace (libunwind), untimed */
+	int ref_n;
 };
+
+/* Natural-end walks: a buffer larger than the whole stack, so that a walk
+ * ends where the stack does (_start, through libc) and not at a full
+ * buffer. */
+#define NAT_SIZE 256
 
 static NOINLINE int timed_cb(void *arg)
 {
@@ -464,6 +472,8 @@ static NOINLINE int timed_cb(void *arg)
 	int size = r->size;
 	long iters = r->iters, sum = 0;
 	int cg = r->cg;
+	if (r->ref)
+		r->ref_n = unw_backtrace(r->ref, NAT_SIZE);
 	unsigned long a0 = allocs_now();
 	uint64_t c0 = cpu_ns(), t0 = now_ns();
 	if (cg)
@@ -503,6 +513,8 @@ static bool trace_ok(const struct build *b, void *cb_ra, void *const *buf, int n
 
 struct row {
 	int kind, build;
+	bool nat;            /* walked to the natural end (NAT_SIZE buffer), depth 32 only */
+	int frames;          /* natural-end rows: frames a call returned (last batch) */
 	double *ns[3];       /* per depth: CPU ns per backtrace, one per round */
 	double *wall[3];     /* the same in wall-clock time */
 	long iters[3];
@@ -515,7 +527,7 @@ static const int depths[3] = { 8, 32, 128 };
 #define ROUNDS 31
 #define BATCH_NS 4000000.0 /* one measurement: ~4 ms */
 
-static struct row rows[2 + 3 * N_WARM_BUILDS + 1];
+static struct row rows[64];
 static int nrows;
 
 static void add_row(int kind, int build)
@@ -548,19 +560,60 @@ static void add_method_rows(void)
 	}
 }
 
+/* A natural-end trace of n frames against the reference ref[0..ref_n)
+ * that libunwind took in the same callback (frame 0 differs: another call
+ * site in timed_cb).  Every method but the frame-pointer walk must return
+ * the reference exactly; the frame-pointer walk a prefix of it, ending
+ * where the frame records end (main(): libc keeps none), past the chain. */
+static bool nat_trace_ok(int kind, void *cb_ra, void *const *buf, int n, void *const *ref,
+			 int ref_n, char *why, size_t whylen)
+{
+	if (ref_n < 36 || ref_n >= NAT_SIZE) {
+		snprintf(why, whylen, "the reference (unw_backtrace) has %d frames", ref_n);
+		return false;
+	}
+	if (kind == MK_FP ? n < 35 || n >= ref_n : n != ref_n) {
+		snprintf(why, whylen, "%d frames, the reference %d", n, ref_n);
+		return false;
+	}
+	if (buf[0] != site0 || buf[1] != cb_ra) {
+		snprintf(why, whylen, "frame 0 or 1 is not the call site");
+		return false;
+	}
+	for (int k = 1; k < n; k++)
+		if (buf[k] != ref[k]) {
+			snprintf(why, whylen, "frame %d is %p, the reference %p", k, buf[k], ref[k]);
+			return false;
+		}
+	return true;
+}
+
 /* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
  * the frame count of every iteration and the PCs of the last. */
 static double batch_wall(struct row *rw, int di, long iters, int cg, double *wall)
 {
 	const struct build *b = &builds[rw->build];
 	int depth = depths[di];
-	void *buf[BENCH_MAX_DEPTH + 8];
+	void *buf[NAT_SIZE + 8], *ref[NAT_SIZE + 8];
 	memset(buf, 0, sizeof buf);
-	struct run r = { .fn = mk_fn[rw->kind], .size = depth, .iters = iters, .buf = buf,
-			 .cg = cg };
+	struct run r = { .fn = mk_fn[rw->kind], .size = rw->nat ? NAT_SIZE : depth,
+			 .iters = iters, .buf = buf, .cg = cg, .ref = rw->nat ? ref : NULL };
 	b->entry(depth, timed_cb, &r);
 	char why[120];
-	if (r.sum_n != iters * depth) {
+	if (rw->nat) {
+		/* Every call of the batch returned the last call's count. */
+		int n = (int)(r.sum_n / iters);
+		if (rw->kind != MK_EMPTY &&
+		    (r.sum_n != iters * (long)n ||
+		     !nat_trace_ok(rw->kind, r.cb_ra, buf, n, ref, r.ref_n, why, sizeof why))) {
+			if (!rw->bad++)
+				snprintf(rw->why, sizeof rw->why, "natural end: %s", why);
+		}
+		if (rw->kind != MK_EMPTY && rw->frames && rw->frames != n && !rw->bad++)
+			snprintf(rw->why, sizeof rw->why, "natural end: %d frames, before %d", n,
+				 rw->frames);
+		rw->frames = n;
+	} else if (r.sum_n != iters * depth) {
 		if (!rw->bad++)
 			snprintf(rw->why, sizeof rw->why, "depth %d: %ld frames in %ld calls",
 				 depth, r.sum_n, iters);
@@ -825,19 +878,33 @@ static int mode_time(void)
 
 /* AK_SFB_KEPT: sframebt on a dlopen()ed build that the process made stay
  * loaded first (sframe_backtrace_keep_loaded(): no per-walk lookup). */
-enum { AK_SFB, AK_UNW, AK_FP, AK_EMPTY, AK_SFB_KEPT, AK_VERIFY };
-static const char *const ak_name[] = { "sframebt sframe_backtrace_ucontext",
-				       "libunwind unw_init_local2(SIGNAL_FRAME)+unw_step",
-				       "frame-pointer walk from ucontext",
-				       "empty (rdtsc pair only)",
-				       "sframebt, object kept loaded (sframe_backtrace_keep_loaded)",
-				       "verify" };
+/* The _NAT kinds walk to the stack's natural end (a NAT_SIZE buffer):
+ * through the driver's frames and main() into libc, to _start. */
+enum { AK_SFB, AK_UNW, AK_FP, AK_EMPTY, AK_SFB_KEPT, AK_VERIFY,
+       AK_SFB_NAT, AK_SFB_KEPT_NAT, AK_FP_NAT, AK_UNW_NAT, AK_COUNT };
+static const char *const ak_name[AK_COUNT] = {
+	"sframebt sframe_backtrace_ucontext",
+	"libunwind unw_init_local2(SIGNAL_FRAME)+unw_step",
+	"frame-pointer walk from ucontext",
+	"empty (rdtsc pair only)",
+	"sframebt, object kept loaded (sframe_backtrace_keep_loaded)",
+	"verify",
+	"sframebt, natural end",
+	"sframebt, natural end, object kept loaded",
+	"frame-pointer walk, natural end (where frame records end)",
+	"libunwind, natural end",
+};
+
+static bool ak_nat(int kind)
+{
+	return kind >= AK_SFB_NAT;
+}
 
 /* For AK_SFB_KEPT: make build bi's library stay loaded, so that walks
  * trust its description without glibc's lookup. */
 static void keep_if_asked(int bi, int kind)
 {
-	if (kind != AK_SFB_KEPT)
+	if (kind != AK_SFB_KEPT && kind != AK_SFB_KEPT_NAT)
 		return;
 	if (bi >= B_LIBS_END || sframe_backtrace_keep_loaded((void *)builds[bi].work) != 0)
 		die("sframe_backtrace_keep_loaded() failed on a dlopen()ed build");
@@ -863,6 +930,11 @@ static struct {
 	void *work_ra;
 	unsigned verify_n, verify_bad, truth_n, truth_bad, fp_mismatch;
 	unsigned long extra;
+	/* Natural-end slots (one a process, async-solo): in the warm-up,
+	 * samples in the hash loop are checked against libunwind and set the
+	 * frame count every later sample in the hash loop must return. */
+	bool nat_warm;
+	unsigned nat_frames, nat_verified, nat_mismatch, nat_outside;
 } A;
 
 static int unw_from_uc(void *uc, void **buf, int size)
@@ -913,6 +985,47 @@ static bool async_truth(void *const *buf, int n)
 	return true;
 }
 
+/* A natural-end sample of n frames in buf.  Samples outside the hash
+ * loop are counted apart (their stack is another).  In the warm-up, each
+ * sample in the loop is checked against libunwind on the same context
+ * (the frame-pointer walk must give a prefix of it) and against the
+ * chain's recorded return addresses, sframebt's walk must stop
+ * "outermost", and the count is set; after, every sample in the loop
+ * must return that count. */
+static bool nat_sample_ok(int kind, void *uc, void *const *buf, int n)
+{
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	if (pc < A.b->work_lo || pc >= A.b->work_hi) {
+		A.nat_outside++;
+		return true;
+	}
+	if (!A.nat_warm)
+		return n == (int)A.nat_frames;
+	void *u[NAT_SIZE + 4];
+	int nu = unw_from_uc(uc, u, NAT_SIZE);
+	bool same = kind == AK_FP_NAT ? n > ASYNC_SIZE && n < nu : n == nu;
+	if (same && memcmp(buf, u, sizeof(void *) * (size_t)n))
+		same = false;
+	for (int k = 1; same && k < ASYNC_SIZE; k++)
+		if (buf[k] != (k == 1 ? A.work_ra : A.b->ra[k - 1]))
+			same = false;
+	if (same && (kind == AK_SFB_NAT || kind == AK_SFB_KEPT_NAT)) {
+		static struct sframe_bt_frame f[NAT_SIZE]; /* one thread samples */
+		struct sframe_bt_status st;
+		if (sframe_backtrace_ex(uc, f, NAT_SIZE, 0, &st) != n ||
+		    st.stop != SFRAME_BT_STOP_OUTERMOST)
+			same = false;
+	}
+	if (!A.nat_frames)
+		A.nat_frames = (unsigned)n;
+	else if (A.nat_frames != (unsigned)n)
+		same = false;
+	A.nat_verified++;
+	if (!same)
+		A.nat_mismatch++;
+	return same;
+}
+
 static void prof_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
@@ -924,7 +1037,7 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	struct aslot *sl = &A.slot[A.k++ % (unsigned)A.nslots];
-	void *buf[ASYNC_SIZE + 4];
+	void *buf[NAT_SIZE + 4];
 	if (sl->kind == AK_VERIFY) {
 		void *u[ASYNC_SIZE + 4];
 		int n1 = sframe_backtrace_ucontext(uc, buf, ASYNC_SIZE);
@@ -959,6 +1072,16 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 		case AK_FP:
 			n = fp_from_uc(uc, buf, ASYNC_SIZE);
 			break;
+		case AK_SFB_NAT:
+		case AK_SFB_KEPT_NAT:
+			n = sframe_backtrace_ucontext(uc, buf, NAT_SIZE);
+			break;
+		case AK_UNW_NAT:
+			n = unw_from_uc(uc, buf, NAT_SIZE);
+			break;
+		case AK_FP_NAT:
+			n = fp_from_uc(uc, buf, NAT_SIZE);
+			break;
 		default:
 			n = ASYNC_SIZE;
 			break;
@@ -967,8 +1090,12 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 		if (sl->n < ASYNC_CAP)
 			sl->cyc[sl->n] = (uint32_t)(t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0);
 		sl->n++;
-		if (n != ASYNC_SIZE)
+		if (ak_nat(sl->kind)) {
+			if (!nat_sample_ok(sl->kind, uc, buf, n))
+				sl->bad++;
+		} else if (n != ASYNC_SIZE) {
 			sl->bad++;
+		}
 		sl->allocs += allocs_now() - a0;
 	}
 	bool done = true;
@@ -991,6 +1118,7 @@ struct aresult {
 	struct aslot slot[5];
 	int nslots;
 	unsigned verify_n, verify_bad, truth_n, truth_bad, fp_mismatch;
+	unsigned nat_frames, nat_verified, nat_mismatch, nat_outside;
 };
 static struct aresult ares[B_COUNT];
 
@@ -1012,6 +1140,8 @@ static void async_segment(int bi, struct bench_work *w, unsigned target, bool ke
 		if (A.slot[i].n != A.slot[0].n)
 			die("async slot counts diverged");
 	A.stop = 0;
+	A.nat_warm = !keep;
+	A.nat_frames = R->nat_frames;
 	w->ra_out = &A.work_ra;
 
 	struct sigevent sev;
@@ -1029,6 +1159,10 @@ static void async_segment(int bi, struct bench_work *w, unsigned target, bool ke
 	w->stop = &A.stop;
 	builds[bi].entry(ASYNC_SIZE, builds[bi].work, w);
 	timer_delete(t);
+	R->nat_frames = A.nat_frames;
+	R->nat_verified += A.nat_verified;
+	R->nat_mismatch += A.nat_mismatch;
+	R->nat_outside += A.nat_outside;
 	if (!keep)
 		return;
 	/* Samples rotate over the slots, so each ends at exactly A.target. */
@@ -1069,7 +1203,7 @@ static struct bench_work async_setup(void)
 static int mode_async_only(int argc, char **argv)
 {
 	if (argc < 5)
-		die("async-only sframebt|sframebt-kept|unw|fp BUILD SAMPLES [INTERVAL_US]");
+		die("async-only sframebt|sframebt-kept|unw|fp[-nat] BUILD SAMPLES [INTERVAL_US]");
 	long interval_ns = ASYNC_WARM_NS;
 	if (argc >= 6) {
 		char *end;
@@ -1085,11 +1219,20 @@ static int mode_async_only(int argc, char **argv)
 	struct bench_work w = async_setup();
 	struct aresult *R = &ares[bi];
 	R->nslots = 1;
-	R->slot[0].kind = !strcmp(argv[2], "unw")	     ? AK_UNW
-			  : !strcmp(argv[2], "fp")	     ? AK_FP
-			  : !strcmp(argv[2], "sframebt-kept") ? AK_SFB_KEPT
-							     : AK_SFB;
-	if (R->slot[0].kind == AK_FP && !builds[bi].frame_pointer)
+	static const struct {
+		const char *key;
+		int kind;
+	} ak_keys[] = { { "sframebt", AK_SFB },	  { "sframebt-kept", AK_SFB_KEPT },
+			{ "unw", AK_UNW },	  { "fp", AK_FP },
+			{ "sframebt-nat", AK_SFB_NAT }, { "sframebt-kept-nat", AK_SFB_KEPT_NAT },
+			{ "unw-nat", AK_UNW_NAT }, { "fp-nat", AK_FP_NAT } };
+	R->slot[0].kind = -1;
+	for (size_t i = 0; i < sizeof ak_keys / sizeof ak_keys[0]; i++)
+		if (!strcmp(argv[2], ak_keys[i].key))
+			R->slot[0].kind = ak_keys[i].kind;
+	if (R->slot[0].kind < 0)
+		die("async-only: unknown method");
+	if ((R->slot[0].kind == AK_FP || R->slot[0].kind == AK_FP_NAT) && !builds[bi].frame_pointer)
 		die("the fp method needs the fp build");
 	keep_if_asked(bi, R->slot[0].kind);
 	R->slot[0].cyc = calloc(ASYNC_CAP, sizeof(uint32_t));
@@ -1099,8 +1242,10 @@ static int mode_async_only(int argc, char **argv)
 	double med, p10, p90;
 	unsigned n = slot_percentiles(sl, &med, &p10, &p90);
 	fprintf(stderr, "%s %s: %u samples %ld us apart, median %.0f ns, p10 %.0f, p90 %.0f, "
-		"short %u\n", argv[2], argv[3], n, interval_ns / 1000, med, p10, p90, sl->bad);
-	return sl->bad != 0;
+		"short %u, natural-end frames %u (%u of %u checked differ)\n", argv[2], argv[3], n,
+		interval_ns / 1000, med, p10, p90, sl->bad, R->nat_frames, R->nat_mismatch,
+		R->nat_verified);
+	return sl->bad != 0 || R->nat_mismatch != 0;
 }
 
 static int mode_async(void)
@@ -1218,6 +1363,7 @@ struct solo_msg {
 	uint32_t n, bad;
 	uint32_t interval_us; /* echoed: the child sampled at the interval asked */
 	uint64_t allocs;
+	uint32_t nat_frames, nat_verified, nat_mismatch, nat_outside; /* natural-end kinds */
 	uint32_t cyc[ASYNC_PER_ROUND];
 };
 _Static_assert(sizeof(struct solo_msg) <= PIPE_BUF, "one atomic pipe write");
@@ -1225,6 +1371,7 @@ _Static_assert(sizeof(struct solo_msg) <= PIPE_BUF, "one atomic pipe write");
 struct solo_cell {
 	int bi;
 	struct aslot s; /* all rounds' samples, appended */
+	unsigned nat_frames, nat_verified, nat_mismatch, nat_outside;
 };
 
 /* In the child: SOLO_WARMUP samples (discarded: discovery, the first
@@ -1252,6 +1399,10 @@ static void solo_child(int bi, int kind, struct bench_work *w, int fd, long inte
 	m.bad = R->slot[0].bad;
 	m.interval_us = (uint32_t)(interval_ns / 1000);
 	m.allocs = R->slot[0].allocs;
+	m.nat_frames = R->nat_frames;
+	m.nat_verified = R->nat_verified;
+	m.nat_mismatch = R->nat_mismatch;
+	m.nat_outside = R->nat_outside;
 	if (m.n != ASYNC_PER_ROUND)
 		_exit(3);
 	memcpy(m.cyc, cyc, sizeof m.cyc);
@@ -1325,6 +1476,12 @@ static void solo_visit(struct solo_cell *c, struct bench_work *w, long interval_
 	c->s.n += m.n;
 	c->s.bad += m.bad;
 	c->s.allocs += m.allocs;
+	if (c->nat_frames && c->nat_frames != m.nat_frames)
+		c->nat_mismatch++; /* another process, another count */
+	c->nat_frames = m.nat_frames;
+	c->nat_verified += m.nat_verified;
+	c->nat_mismatch += m.nat_mismatch;
+	c->nat_outside += m.nat_outside;
 }
 
 static const struct aslot *solo_find(const struct solo_cell *cells, int nc, int bi, int kind)
@@ -1996,6 +2153,629 @@ static int mode_firstcall(void)
 	return 0;
 }
 
+/* ---- Natural-end walks ------------------------------------------------
+ * The tables above take every backtrace with a buffer of exactly `depth`
+ * entries, so a walk stops at a full buffer inside the chain.  A user's
+ * buffer is larger than the stack, and the walk goes on to the stack's
+ * natural end: through the driver's own frames and main() into libc
+ * (__libc_start_call_main, __libc_start_main: .eh_frame CFI, no SFrame)
+ * and to _start, whose CFI marks the return address undefined.  The
+ * frame-pointer walk ends earlier, where frame records end: main()'s
+ * record holds the frame pointer libc left, which is no frame record, so
+ * it stops after main()'s return address into libc.  Each method is
+ * compared per frame it returned (and per call, the frame-pointer walk
+ * returning those few frames fewer). */
+
+#define NAT_DEPTH 32
+#define NAT_DI 1 /* depths[1] == NAT_DEPTH */
+_Static_assert(NAT_DEPTH == 32, "depths[NAT_DI]");
+
+struct nat_probe {
+	struct sframe_bt_frame f[NAT_SIZE];
+	struct sframe_bt_status st;
+	int n;
+	int first_cfi;  /* index of the first frame unwound with a CFI row */
+	int ncfi;       /* frames unwound with CFI rows */
+};
+
+static NOINLINE int nat_probe_cb(void *arg)
+{
+	struct nat_probe *p = arg;
+	p->n = sframe_backtrace_ex(NULL, p->f, NAT_SIZE, 0, &p->st);
+	p->first_cfi = -1;
+	p->ncfi = 0;
+	for (int k = 0; k < p->n; k++)
+		if (p->f[k].source == SFRAME_BT_FROM_EH_FRAME) {
+			if (p->first_cfi < 0)
+				p->first_cfi = k;
+			p->ncfi++;
+		}
+	return p->n;
+}
+
+/* Where the frames of a natural-end walk are, grouped: "sfbench x5
+ * (SFrame), libc.so.6:__libc_start_call_main (CFI), ...". */
+static void nat_describe(const struct nat_probe *p, char *out, size_t len)
+{
+	size_t at = 0;
+	out[0] = 0;
+	for (int k = 0; k < p->n;) {
+		char what[160];
+		Dl_info di;
+		const char *obj = "?", *sym = NULL;
+		if (dladdr((char *)p->f[k].pc - (k > 0), &di)) {
+			obj = di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
+			obj = obj ? obj + 1 : di.dli_fname ? di.dli_fname : "?";
+			sym = di.dli_sname;
+		}
+		const char *src = p->f[k].source == SFRAME_BT_FROM_EH_FRAME ? "CFI"
+				  : p->f[k].source == SFRAME_BT_FROM_SFRAME   ? "SFrame"
+				  : p->f[k].source == SFRAME_BT_FROM_CONTEXT  ? "start"
+									      : "other";
+		snprintf(what, sizeof what, "%s%s%s (%s)", obj, sym ? ":" : "", sym ? sym : "", src);
+		int run = 1;
+		while (k + run < p->n && p->f[k + run].source == p->f[k].source) {
+			Dl_info d2;
+			if (!dladdr((char *)p->f[k + run].pc - 1, &d2) || d2.dli_fname != di.dli_fname ||
+			    d2.dli_sname != di.dli_sname)
+				break;
+			run++;
+		}
+		at += (size_t)snprintf(out + at, at < len ? len - at : 0, "%s%s%s", k ? ", " : "",
+				       what, "");
+		if (run > 1 && at < len)
+			at += (size_t)snprintf(out + at, len - at, " x%d", run);
+		k += run;
+		if (at >= len)
+			break;
+	}
+}
+
+static const int nat_builds[] = { B_V1, B_V2, B_V3, B_LINKED, B_MAIN };
+#define N_NAT_BUILDS (int)(sizeof nat_builds / sizeof nat_builds[0])
+
+static struct row *add_nat_row(int kind, int build, bool nat)
+{
+	int before = nrows;
+	add_row(kind, build);
+	if (nrows == before)
+		return NULL;
+	rows[before].nat = nat;
+	return &rows[before];
+}
+
+/* The natural-end rows, and the buffer-full depth-32 rows of the same
+ * methods and builds for the cost of the frames past the chain. */
+static void add_nat_rows(void)
+{
+	add_nat_row(MK_FP, B_FP, true);
+	add_nat_row(MK_SFB, B_FP, true);
+	for (int i = 0; i < N_NAT_BUILDS; i++) {
+		add_nat_row(MK_SFB, nat_builds[i], true);
+		add_nat_row(MK_UNW, nat_builds[i], true);
+		add_nat_row(MK_GLIBC, nat_builds[i], true);
+	}
+	add_nat_row(MK_FP, B_FP, false);
+	add_nat_row(MK_SFB, B_FP, false);
+	for (int i = 0; i < N_NAT_BUILDS; i++)
+		add_nat_row(MK_SFB, nat_builds[i], false);
+}
+
+static struct row *find_nat_row(int kind, int build, bool nat)
+{
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].kind == kind && rows[i].build == build && rows[i].nat == nat)
+			return &rows[i];
+	return NULL;
+}
+
+/* Median over the rounds of (num / num_frames) / (den / den_frames). */
+static double paired_frame_ratio(const struct row *num, const struct row *den, int di,
+				 int num_frames, int den_frames)
+{
+	double v[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++)
+		v[r] = (num->ns[di][r] / num_frames) / (den->ns[di][r] / den_frames);
+	return median(v, ROUNDS);
+}
+
+static void nat_warm(void)
+{
+	char load0[32], load1[32];
+	loadavg(load0, sizeof load0);
+	static struct nat_probe probe;
+	builds[B_MAIN].entry(NAT_DEPTH, nat_probe_cb, &probe);
+	char where[2048];
+	nat_describe(&probe, where, sizeof where);
+	add_nat_rows();
+	for (int i = 0; i < nrows; i++)
+		batch(&rows[i], NAT_DI, 50, 0);
+	for (int i = 0; i < nrows; i++)
+		rows[i].iters[NAT_DI] = calibrate(&rows[i], NAT_DI);
+	for (int i = 0; i < nrows; i++) {
+		rows[i].allocs = rows[i].calls = 0;
+		rows[i].bad = 0;
+		rows[i].frames = 0;
+	}
+	unsigned order[sizeof rows / sizeof rows[0]];
+	for (int round = 0; round < ROUNDS; round++) {
+		shuffled(order, (unsigned)nrows);
+		for (int k = 0; k < nrows; k++) {
+			struct row *rw = &rows[order[k]];
+			rw->ns[NAT_DI][round] = batch_wall(rw, NAT_DI, rw->iters[NAT_DI], 0,
+							   &rw->wall[NAT_DI][round]);
+		}
+	}
+	loadavg(load1, sizeof load1);
+	struct row *fpn = find_nat_row(MK_FP, B_FP, true), *sfn = find_nat_row(MK_SFB, B_FP, true);
+
+	printf("### Natural-end walks, depth %d, warm\n\n", NAT_DEPTH);
+	printf("The same chains, call site and timing as the warm table (median of %d "
+	       "interleaved rounds, thread CPU time, ~%.0f ms per batch; load average %s at the "
+	       "start, %s at the end), but with a %d-entry buffer, larger than the stack: "
+	       "every walk goes from the leaf of the depth-%d chain through the chain's entry, "
+	       "the driver's own frames and main() into libc and on to the stack's natural end. "
+	       "Seen by sframe_backtrace_ex() from the same place (main build): %d frames, "
+	       "stop \"%s\", %d of them unwound with .eh_frame CFI rows (from frame %d): %s. "
+	       "Every trace is checked against the one unw_backtrace() takes in the same "
+	       "callback (untimed): sframebt, libunwind and glibc must return it exactly. The "
+	       "frame-pointer walk (FP build) ends where frame records end: main()'s record "
+	       "holds whatever libc left in the frame-pointer register, not a frame record, "
+	       "so it stops after main()'s return address into libc, a prefix of the "
+	       "reference (checked) %d frame(s) short. To compare fairly, each method is "
+	       "charged per frame it returned, and per call (where the frame-pointer walk does "
+	       "less work). The `buffer full` rows are the depth-%d walks of the warm table, "
+	       "in the same rounds: the difference is what the frames past the chain cost.\n\n",
+	       ROUNDS, BATCH_NS / 1e6, load0, load1, NAT_SIZE, NAT_DEPTH, probe.n,
+	       sframe_bt_stop_name(probe.st.stop), probe.ncfi, probe.first_cfi, where,
+	       sfn && fpn ? sfn->frames - fpn->frames : -1, NAT_DEPTH);
+	printf("| method | build | walk | frames | ns/call | ns/frame | allocs/call | "
+	       "frames checked | wall ns/call |\n|---|---|---|---:|---:|---:|---:|---|---:|\n");
+	for (int i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+		int fr = r->nat ? r->frames : NAT_DEPTH;
+		double m = row_median(r, NAT_DI);
+		printf("| %s | %s | %s | %d | %.0f | %.2f | %.3g | %s | %.0f |\n", mk_name[r->kind],
+		       builds[r->build].key, r->nat ? "natural end" : "buffer full", fr, m,
+		       fr ? m / fr : 0, (double)r->allocs / (double)(r->calls ? r->calls : 1),
+		       r->bad ? r->why : "ok", row_wall_median(r, NAT_DI));
+	}
+	printf("\n");
+
+	printf("Ratios, each the median over the %d rounds of that round's ratio: sframebt "
+	       "against the frame-pointer walk per frame (each divided by its own frame count) "
+	       "and per call; libunwind and glibc against sframebt (the same frames: per call "
+	       "and per frame alike); and what a frame past the chain costs sframebt, "
+	       "(natural end - buffer full) / (frames - %d), paired in the round.\n\n",
+	       ROUNDS, NAT_DEPTH);
+	printf("| sframebt build | frames | sframebt / FP per frame | sframebt / FP per call | "
+	       "unw / sframebt | glibc / sframebt | ns a frame past the chain |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|\n");
+	bool any_bad = false;
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].bad)
+			any_bad = true;
+	for (int i = 0; i < N_NAT_BUILDS; i++) {
+		int b = nat_builds[i];
+		struct row *s = find_nat_row(MK_SFB, b, true), *u = find_nat_row(MK_UNW, b, true),
+			   *g = find_nat_row(MK_GLIBC, b, true), *f = find_nat_row(MK_SFB, b, false);
+		if (!s || !u || !g || !f || !fpn || !fpn->frames || !s->frames)
+			continue;
+		double r_fpf = paired_frame_ratio(s, fpn, NAT_DI, s->frames, fpn->frames);
+		double r_fpc = paired_ratio(s, fpn, NAT_DI);
+		double r_unw = paired_ratio(u, s, NAT_DI), r_glibc = paired_ratio(g, s, NAT_DI);
+		double past[ROUNDS];
+		for (int r = 0; r < ROUNDS; r++)
+			past[r] = (s->ns[NAT_DI][r] - f->ns[NAT_DI][r]) / (s->frames - NAT_DEPTH);
+		printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.2f |\n", builds[b].key, s->frames,
+		       r_fpf, r_fpc, r_unw, r_glibc, median(past, ROUNDS));
+		bool ok = !s->bad && !fpn->bad;
+		target(r_fpf <= 2.0 && ok,
+		       "%s, natural end (%d frames) at depth %d, warm: per frame <= 2x the "
+		       "frame-pointer walk to its own end (%d frames): %.2fx (per call %.2fx)",
+		       builds[b].label, s->frames, NAT_DEPTH, fpn->frames, r_fpf, r_fpc);
+		target(r_unw >= 3.0 && ok && !u->bad,
+		       "%s, natural end at depth %d, warm: >= 3x faster than unw_backtrace: %.2fx",
+		       builds[b].label, NAT_DEPTH, r_unw);
+		target(r_glibc >= 50.0 && ok && !g->bad,
+		       "%s, natural end at depth %d, warm: >= 50x faster than glibc backtrace(): "
+		       "%.1fx", builds[b].label, NAT_DEPTH, r_glibc);
+	}
+	printf("\n");
+	bool zero_alloc = true;
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].kind == MK_SFB && rows[i].allocs)
+			zero_alloc = false;
+	target(zero_alloc, "zero allocations per sframebt natural-end walk after warm-up "
+			   "(malloc-family interposer, all timed batches)");
+	target(!any_bad && probe.st.stop == SFRAME_BT_STOP_OUTERMOST,
+	       "every natural-end walk returned the reference trace (the frame-pointer walk "
+	       "its prefix) in every timed batch, and sframebt's walk stops \"outermost\"");
+	print_targets();
+}
+
+/* SIGPROF samples at depth 32 walked to the natural end, one unwinder per
+ * process (the async-solo machinery), next to the buffer-full samples of
+ * the same builds in the same rounds. */
+static void nat_sigprof(void)
+{
+	struct bench_work w = async_setup();
+	static const struct {
+		int bi, kind;
+	} want[] = {
+		{ B_MAIN, AK_SFB },	     { B_MAIN, AK_SFB_NAT },	 { B_MAIN, AK_UNW_NAT },
+		{ B_LINKED, AK_SFB_NAT },    { B_V3, AK_SFB_NAT },	 { B_V3, AK_SFB_KEPT_NAT },
+		{ B_DISTINCT, AK_SFB },	     { B_DISTINCT, AK_SFB_NAT }, { B_DISTINCT, AK_FP },
+		{ B_DISTINCT, AK_FP_NAT },
+	};
+	struct solo_cell cells[sizeof want / sizeof want[0]];
+	int nc = 0;
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (builds[want[i].bi].ok)
+			solo_add(cells, &nc, want[i].bi, want[i].kind);
+	solo_run(cells, nc, ASYNC_ROUNDS, ASYNC_WARM_NS, &w);
+
+	printf("### SIGPROF handler, depth %d, natural end, one unwinder per process\n\n",
+	       ASYNC_SIZE);
+	printf("The one-unwinder-per-process samples above (timer every %ld us, %zu MiB hash "
+	       "buffer, rdtsc around the call, %d warm-up samples discarded then %d, %d rounds of "
+	       "forked children in random order), with a %d-entry buffer: a sample at the leaf of "
+	       "the depth-%d chain is walked through the chain's entry, the driver's frames and "
+	       "main() into libc and to _start. In the warm-up every sample in the hash loop is "
+	       "checked against libunwind on the same context (the frame-pointer walk: a prefix "
+	       "of it, ending where frame records end, in main()) and against the chain's "
+	       "recorded return addresses, sframebt's walk must stop \"outermost\", and it sets "
+	       "the frame count; afterwards every sample in the hash loop must return that count "
+	       "(`bad`). The buffer-full rows are the depth-%d samples of the table above, in the "
+	       "same rounds.\n\n",
+	       ASYNC_WARM_NS / 1000, (w.nwords * 8) >> 20, SOLO_WARMUP, ASYNC_PER_ROUND,
+	       ASYNC_ROUNDS, NAT_SIZE, ASYNC_SIZE, ASYNC_SIZE);
+	printf("| build | method | frames | samples | median ns | p10 ns | p90 ns | ns/frame | "
+	       "bad | checked (differ) | allocs |\n"
+	       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	double med_of[B_COUNT][AK_COUNT];
+	memset(med_of, 0, sizeof med_of);
+	for (int i = 0; i < nc; i++) {
+		const struct solo_cell *c = &cells[i];
+		double med, p10, p90;
+		unsigned n = slot_percentiles(&c->s, &med, &p10, &p90);
+		int fr = ak_nat(c->s.kind) ? (int)c->nat_frames : ASYNC_SIZE;
+		med_of[c->bi][c->s.kind] = med;
+		char chk[48] = "-";
+		if (ak_nat(c->s.kind))
+			snprintf(chk, sizeof chk, "%u (%u)", c->nat_verified, c->nat_mismatch);
+		printf("| %s | %s | %d | %u | %.0f | %.0f | %.0f | %.1f | %u | %s | %lu |\n",
+		       builds[c->bi].key, ak_name[c->s.kind], fr, n, med, p10, p90,
+		       fr ? med / fr : 0, c->s.bad, chk, c->s.allocs);
+		if (c->s.kind == AK_SFB_NAT || c->s.kind == AK_SFB_KEPT_NAT)
+			target(med <= 400.0 && !c->s.bad && !c->nat_mismatch && c->nat_verified &&
+				       !c->s.allocs,
+			       "%s%s: SIGPROF sample at depth %d walked to the natural end (%u "
+			       "frames, through libc to _start) <= 400 ns, one unwinder per process "
+			       "(median %.0f ns, p90 %.0f ns; %u bad, %u of %u warm-up samples "
+			       "differ from libunwind)",
+			       builds[c->bi].label,
+			       c->s.kind == AK_SFB_KEPT_NAT ? ", dlopen()ed and kept loaded"
+			       : c->bi < B_LIBS_END	    ? ", dlopen()ed"
+							    : "",
+			       ASYNC_SIZE, c->nat_frames, med, p90, c->s.bad, c->nat_mismatch,
+			       c->nat_verified);
+	}
+	printf("\n");
+	for (int i = 0; i < nc; i++) {
+		const struct solo_cell *c = &cells[i];
+		int bk = c->s.kind == AK_SFB_NAT ? AK_SFB : c->s.kind == AK_FP_NAT ? AK_FP : -1;
+		if (bk >= 0 && med_of[c->bi][bk] > 0 && c->nat_frames > ASYNC_SIZE)
+			printf("- %s, %s: the %u frames past the chain add %.0f ns (%.1f ns a "
+			       "frame)\n", builds[c->bi].key, ak_name[c->s.kind],
+			       c->nat_frames - ASYNC_SIZE, med_of[c->bi][c->s.kind] - med_of[c->bi][bk],
+			       (med_of[c->bi][c->s.kind] - med_of[c->bi][bk]) /
+				       (c->nat_frames - ASYNC_SIZE));
+	}
+	printf("\n");
+	print_targets();
+}
+
+/* ---- The first interpretation of a .eh_frame row -----------------------
+ * Once seen, a CFI row of the common shape is memoised like an SFrame row;
+ * the first time, the walker searches .eh_frame_hdr, parses the CIE and
+ * the FDE and runs the CFA program up to the PC.  Measured two ways:
+ * in this process with the row memo emptied (sfb_memo zeroed: no walk runs
+ * meanwhile) and the chain's SFrame rows memoised again by a walk that
+ * stops just before libc, so that a natural-end walk pays only for the
+ * CFI rows; and in fresh processes (natcold-child), where the first walk
+ * through libc also finds .eh_frame cold in the caches and its pages not
+ * yet mapped. */
+
+#define NAT_COLD_REPS 201
+#define NAT_FRESH_REPS 15
+
+struct nat_cold {
+	int npre;       /* frames before the first CFI frame, from this callback */
+	int ncfi;       /* frames unwound with CFI rows */
+	int n;          /* frames of a natural-end walk */
+	int bad;
+	double cfi_cold[NAT_COLD_REPS], warm[NAT_COLD_REPS], all_cold[NAT_COLD_REPS];
+};
+
+static void memo_flush(void)
+{
+	memset(sfb_memo, 0, sizeof sfb_memo);
+}
+
+static NOINLINE int nat_cold_cb(void *arg)
+{
+	struct nat_cold *c = arg;
+	static struct nat_probe p;
+	nat_probe_cb(&p); /* one frame deeper than this callback's walks */
+	c->npre = p.first_cfi - 1;
+	c->ncfi = p.ncfi;
+	c->n = p.n - 1;
+	void *buf[NAT_SIZE];
+	for (int r = 0; r < NAT_COLD_REPS; r++) {
+		memo_flush();
+		if (sframe_backtrace(buf, c->npre) != c->npre)
+			c->bad++;
+		uint64_t t0 = tsc_begin();
+		int n1 = sframe_backtrace(buf, NAT_SIZE);
+		uint64_t t1 = tsc_end();
+		uint64_t t2 = tsc_begin();
+		int n2 = sframe_backtrace(buf, NAT_SIZE);
+		uint64_t t3 = tsc_end();
+		memo_flush();
+		uint64_t t4 = tsc_begin();
+		int n3 = sframe_backtrace(buf, NAT_SIZE);
+		uint64_t t5 = tsc_end();
+		if (n1 != c->n || n2 != c->n || n3 != c->n)
+			c->bad++;
+		c->cfi_cold[r] = (double)(t1 - t0) * ns_per_tick;
+		c->warm[r] = (double)(t3 - t2) * ns_per_tick;
+		c->all_cold[r] = (double)(t5 - t4) * ns_per_tick;
+	}
+	return 0;
+}
+
+/* natcold-child METHOD NPRE: in a fresh process, at the leaf of the main
+ * build's depth-32 chain, the first natural-end walk and a second one;
+ * "sframebt-split" walks NPRE frames first (the chain and the driver, up
+ * to main()'s return address into libc: SFrame rows only), so that its
+ * first natural-end walk adds only the CFI rows.  "probe" prints NPRE and
+ * the number of CFI frames for this stack. */
+enum { NF_SPLIT, NF_SFB, NF_WARMUP, NF_UNW, NF_GLIBC, NF_COUNT };
+static const char *const nf_key[NF_COUNT] = { "sframebt-split", "sframebt", "sframebt-warmup",
+					      "unw", "glibc" };
+static const char *const nf_name[NF_COUNT] = {
+	"sframebt, the chain walked first (SFrame rows only)", "sframebt",
+	"sframebt after sframe_backtrace_warmup()", "unw_backtrace", "glibc backtrace()" };
+
+static struct {
+	int method, npre;
+	uint64_t pre_ns, first_ns, second_ns, warm_ns;
+	long pre_faults, faults, faults2;
+	int n_pre, n1, n2;
+	unsigned long allocs;
+} NF;
+
+static long faults_now(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+static NOINLINE int natcold_leaf(void *arg)
+{
+	(void)arg;
+	bt_fn fn = NF.method == NF_UNW ? unw_backtrace
+		   : NF.method == NF_GLIBC ? mk_fn[MK_GLIBC] : sframe_backtrace;
+	void *buf[NAT_SIZE];
+	if (NF.method == NF_SPLIT) {
+		long f0 = faults_now();
+		uint64_t t0 = now_ns();
+		NF.n_pre = sframe_backtrace(buf, NF.npre);
+		NF.pre_ns = now_ns() - t0;
+		NF.pre_faults = faults_now() - f0;
+	}
+	long f0 = faults_now();
+	unsigned long a0 = allocs_now();
+	uint64_t t0 = now_ns();
+	NF.n1 = fn(buf, NAT_SIZE);
+	uint64_t t1 = now_ns();
+	NF.allocs = allocs_now() - a0;
+	NF.faults = faults_now() - f0;
+	f0 = faults_now();
+	uint64_t t2 = now_ns();
+	NF.n2 = fn(buf, NAT_SIZE);
+	NF.second_ns = now_ns() - t2;
+	NF.faults2 = faults_now() - f0;
+	NF.first_ns = t1 - t0;
+	double w[31];
+	for (int i = 0; i < 31; i++) {
+		uint64_t t = now_ns();
+		if (fn(buf, NAT_SIZE) != NF.n1)
+			NF.n2 = -1;
+		w[i] = (double)(now_ns() - t);
+	}
+	NF.warm_ns = (uint64_t)median(w, 31);
+	return NF.n1;
+}
+
+static int mode_natcold_child(int argc, char **argv)
+{
+	if (argc < 4)
+		die("natcold-child probe|sframebt-split|sframebt|sframebt-warmup|unw|glibc NPRE");
+	if (!strcmp(argv[2], "probe")) {
+		static struct nat_probe p;
+		main_chain_entry(NAT_DEPTH, nat_probe_cb, &p);
+		/* frames 1.. are the same in natcold_leaf */
+		printf("%d %d %d %d\n", p.first_cfi, p.ncfi, p.n, p.st.stop);
+		return 0;
+	}
+	NF.method = -1;
+	for (int i = 0; i < NF_COUNT; i++)
+		if (!strcmp(argv[2], nf_key[i]))
+			NF.method = i;
+	NF.npre = atoi(argv[3]);
+	if (NF.method < 0 || NF.npre < 2 || NF.npre >= NAT_SIZE)
+		die("natcold-child: bad method or NPRE");
+	if (NF.method == NF_WARMUP)
+		sframe_backtrace_warmup();
+	main_chain_entry(NAT_DEPTH, natcold_leaf, NULL);
+	printf("%d %d %llu %ld %llu %llu %ld %d %d %lu %llu %ld\n", NF.method, NF.n_pre,
+	       (unsigned long long)NF.pre_ns, NF.pre_faults, (unsigned long long)NF.first_ns,
+	       (unsigned long long)NF.second_ns, NF.faults, NF.n1, NF.n2, NF.allocs,
+	       (unsigned long long)NF.warm_ns, NF.faults2);
+	return 0;
+}
+
+/* Runs "sfbench natcold-child ARGS..." in a fresh process; its one line of
+ * output in line. */
+static bool run_child(char *line, size_t len, const char *a1, const char *a2, const char *a3)
+{
+	int p[2];
+	if (pipe(p))
+		die("pipe");
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl("/proc/self/exe", "sfbench", a1, a2, a3, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	line[0] = 0;
+	FILE *f = fdopen(p[0], "r");
+	if (!f || !fgets(line, (int)len, f))
+		line[0] = 0;
+	if (f)
+		fclose(f);
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 && line[0];
+}
+
+static void nat_cold(void)
+{
+	static struct nat_cold c;
+	builds[B_MAIN].entry(NAT_DEPTH, nat_cold_cb, &c);
+	double cold = median(c.cfi_cold, NAT_COLD_REPS), warm = median(c.warm, NAT_COLD_REPS),
+	       all = median(c.all_cold, NAT_COLD_REPS);
+	double per_row = c.ncfi > 0 ? (cold - warm) / c.ncfi : 0;
+
+	char line[256], npre_s[16];
+	int pf = -1, pncfi = 0, pn = 0, pstop = 0;
+	if (!run_child(line, sizeof line, "natcold-child", "probe", "0") ||
+	    sscanf(line, "%d %d %d %d", &pf, &pncfi, &pn, &pstop) != 4 || pf < 2 || pncfi < 1)
+		die("natcold-child probe failed");
+	snprintf(npre_s, sizeof npre_s, "%d", pf);
+	static double pre[NF_COUNT][NAT_FRESH_REPS], first[NF_COUNT][NAT_FRESH_REPS],
+		second[NF_COUNT][NAT_FRESH_REPS], faults[NF_COUNT][NAT_FRESH_REPS],
+		warmf[NF_COUNT][NAT_FRESH_REPS], faults2[NF_COUNT][NAT_FRESH_REPS],
+		pre_faults[NF_COUNT][NAT_FRESH_REPS];
+	int bad[NF_COUNT] = { 0 };
+	unsigned long allocs[NF_COUNT] = { 0 };
+	for (int rep = 0; rep < NAT_FRESH_REPS; rep++) {
+		unsigned order[NF_COUNT];
+		shuffled(order, NF_COUNT);
+		for (int k = 0; k < NF_COUNT; k++) {
+			int m = (int)order[k];
+			int mm, npre, n1, n2;
+			unsigned long long a, b, d, e;
+			long fa, fb, fc;
+			unsigned long al;
+			if (!run_child(line, sizeof line, "natcold-child", nf_key[m], npre_s) ||
+			    sscanf(line, "%d %d %llu %ld %llu %llu %ld %d %d %lu %llu %ld", &mm, &npre,
+				   &a, &fa, &b, &d, &fb, &n1, &n2, &al, &e, &fc) != 12 ||
+			    mm != m || n1 != pn || n2 != pn || (m == NF_SPLIT && npre != pf)) {
+				bad[m]++;
+				continue;
+			}
+			pre[m][rep] = (double)a;
+			pre_faults[m][rep] = (double)fa;
+			first[m][rep] = (double)b;
+			second[m][rep] = (double)d;
+			warmf[m][rep] = (double)e;
+			faults2[m][rep] = (double)fc;
+			faults[m][rep] = (double)fb;
+			allocs[m] += al;
+		}
+	}
+
+	printf("### First interpretation of .eh_frame rows\n\n");
+	printf("A CFI row of the common shape is memoised like an SFrame row once seen; the "
+	       "first time, the walker searches .eh_frame_hdr, parses the CIE and FDE and runs "
+	       "the CFA program. The natural-end walk at the leaf of the `main` build's "
+	       "depth-%d chain goes through %d frames, %d of them found with CFI rows (the rows "
+	       "of libc's start-up functions); one more CFI row, _start's, says the return "
+	       "address is undefined, and is looked up on every walk, cold or warm.\n\n"
+	       "In this process (caches warm), median of %d, rdtsc: the row memo emptied, then "
+	       "the first %d frames walked again (SFrame rows only, memoised again), then a "
+	       "natural-end walk (its %d CFI rows not memoised), and at once a second one "
+	       "(warm); and a natural-end walk right after emptying the memo (every row, SFrame "
+	       "and CFI, looked up).\n\n",
+	       NAT_DEPTH, c.n, c.ncfi, NAT_COLD_REPS, c.npre, c.ncfi);
+	printf("| walk (in this process) | ns/walk | per CFI row |\n|---|---:|---:|\n");
+	printf("| natural end, CFI rows first seen | %.0f | %.0f ns more than warm |\n", cold,
+	       per_row);
+	printf("| natural end, warm | %.0f | - |\n", warm);
+	printf("| natural end, every row first seen | %.0f | - |\n\n", all);
+	if (c.bad)
+		printf("**%d walks returned another frame count.**\n\n", c.bad);
+
+	/* Each process's own difference, then the median. */
+	double diff[NAT_FRESH_REPS];
+	for (int r = 0; r < NAT_FRESH_REPS; r++)
+		diff[r] = first[NF_SPLIT][r] - warmf[NF_SPLIT][r];
+	double fresh_row = median(diff, NAT_FRESH_REPS) / pncfi;
+	printf("In fresh processes (%d a method, interleaved; medians; wall-clock time, page "
+	       "faults from getrusage), at the same depth-%d leaf, before any other backtrace: "
+	       "the first natural-end walk (%d frames), a second one, and the median of 31 more "
+	       "(warm). For the first row, "
+	       "sframebt first walks the %d frames up to main()'s return address into libc "
+	       "(the executable described, its SFrame rows memoised), so that its first "
+	       "natural-end walk adds only the %d CFI rows, with .eh_frame cold in the caches "
+	       "and its pages not yet touched by this process.\n\n",
+	       NAT_FRESH_REPS, NAT_DEPTH, pn, pf, pncfi);
+	printf("| method | chain walk first, us (faults) | first natural-end walk, us (faults) "
+	       "| second, us (faults) | warm, us | allocs in first | checks |\n"
+	       "|---|---:|---:|---:|---:|---:|---|\n");
+	for (int m = 0; m < NF_COUNT; m++) {
+		char prebuf[48] = "-";
+		if (m == NF_SPLIT)
+			snprintf(prebuf, sizeof prebuf, "%.1f (%.0f)",
+				 median(pre[m], NAT_FRESH_REPS) / 1000.0,
+				 median(pre_faults[m], NAT_FRESH_REPS));
+		printf("| %s | %s | %.1f (%.0f) | %.2f (%.0f) | %.2f | %.1f | %s |\n", nf_name[m],
+		       prebuf, median(first[m], NAT_FRESH_REPS) / 1000.0,
+		       median(faults[m], NAT_FRESH_REPS), median(second[m], NAT_FRESH_REPS) / 1000.0,
+		       median(faults2[m], NAT_FRESH_REPS),
+		       median(warmf[m], NAT_FRESH_REPS) / 1000.0,
+		       (double)allocs[m] / NAT_FRESH_REPS, bad[m] ? "**FAILED**" : "ok");
+	}
+	printf("\nCold CFI: %.1f us a CFI row in a fresh process ((first - warm) / %d, "
+	       "sframebt with the chain walked first), %.0f ns in this process with the memo "
+	       "emptied.\n\n", fresh_row / 1000.0, pncfi, per_row);
+	target(fresh_row <= 5000.0 && !bad[NF_SPLIT] && !c.bad,
+	       "a CFI row's first interpretation <= 5 us cold: %.1f us a row in a fresh process "
+	       "(%.0f ns with the memo emptied, caches warm)", fresh_row / 1000.0, per_row);
+	target(!allocs[NF_SFB] && !allocs[NF_SPLIT] && !allocs[NF_WARMUP],
+	       "no allocation in sframebt's first natural-end walk in a fresh process");
+	print_targets();
+}
+
+static int mode_natural(void)
+{
+	load_builds();
+	find_site0();
+	calibrate_tsc();
+	nat_warm();
+	nat_cold();
+	nat_sigprof();
+	return 0;
+}
+
 /* ---- Callgrind, syscalls, spin ---------------------------------------- */
 
 static int mode_callgrind(void)
@@ -2024,6 +2804,31 @@ static int mode_callgrind(void)
 				builds[rows[i].build].key, rows[i].why);
 			bad = 1;
 		}
+	/* Natural-end walks at depth 32: the dump's depth field is the number
+	 * of frames a call returned. */
+	int nat0 = nrows;
+	add_nat_row(MK_EMPTY, B_FP, true);
+	add_nat_row(MK_FP, B_FP, true);
+	for (int i = 0; i < N_NAT_BUILDS; i++)
+		add_nat_row(MK_SFB, nat_builds[i], true);
+	add_nat_row(MK_SFB, B_FP, true);
+	add_nat_row(MK_UNW, B_MAIN, true);
+	add_nat_row(MK_GLIBC, B_MAIN, true);
+	for (int i = nat0; i < nrows; i++)
+		batch(&rows[i], NAT_DI, 20, 0);
+	for (int i = nat0; i < nrows; i++) {
+		long iters = rows[i].kind == MK_GLIBC || rows[i].kind == MK_UNW ? 100 : 500;
+		batch(&rows[i], NAT_DI, iters, 1);
+		char name[96];
+		snprintf(name, sizeof name, "sfb:nat-%s:%s:%d:%ld", mk_key[rows[i].kind],
+			 builds[rows[i].build].key, rows[i].frames, iters);
+		CALLGRIND_DUMP_STATS_AT(name);
+		if (rows[i].bad) {
+			fprintf(stderr, "sfbench callgrind: natural end %s/%s: %s\n",
+				mk_key[rows[i].kind], builds[rows[i].build].key, rows[i].why);
+			bad = 1;
+		}
+	}
 	callgrind_lookups();
 	if (!RUNNING_ON_VALGRIND)
 		fprintf(stderr, "sfbench: callgrind mode is meant to run under valgrind\n");
@@ -2041,13 +2846,20 @@ static int mode_syscalls(int argc, char **argv, bool spin)
 		die("build not available");
 	if (b == B_DISTINCT)
 		die("the distinct build takes part in the SIGPROF modes only");
-	add_row(mk_parse(argv[2]), b);
+	char mk[32];
+	snprintf(mk, sizeof mk, "%s", argv[2]);
+	size_t ml = strlen(mk);
+	bool nat = ml > 4 && !strcmp(mk + ml - 4, "-nat");
+	if (nat)
+		mk[ml - 4] = 0;
+	add_row(mk_parse(mk), b);
+	rows[0].nat = nat;
 	int depth = atoi(argv[4]), di = -1;
 	for (int d = 0; d < 3; d++)
 		if (depths[d] == depth)
 			di = d;
-	if (di < 0)
-		die("depth must be 8, 32 or 128");
+	if (di < 0 || (nat && depth != NAT_DEPTH))
+		die("depth must be 8, 32 or 128 (32 for a natural-end walk)");
 	batch(&rows[0], di, 200, 0);
 	rows[0].bad = 0;
 	if (spin) {
@@ -2085,6 +2897,10 @@ int main(int argc, char **argv)
 		return mode_firstcall_child(atoi(argv[2]), argv[3]);
 	if (!strcmp(m, "lookup"))
 		return mode_lookup();
+	if (!strcmp(m, "natural"))
+		return mode_natural();
+	if (!strcmp(m, "natcold-child"))
+		return mode_natcold_child(argc, argv);
 	if (!strcmp(m, "callgrind"))
 		return mode_callgrind();
 	if (!strcmp(m, "syscalls"))

@@ -31,6 +31,7 @@
 #include <ucontext.h>
 
 #include "walk_common.h"
+#include "uc_regs.h"
 
 #define NF 40
 #define NVAR 8
@@ -137,7 +138,7 @@ static void sample_handler(int sig, siginfo_t *si, void *ucv)
 	}
 	int bad = -1;
 	int v = verify_chain(&ctx, f, n, st.stop, NF, chain, len, &bad);
-	if (n < 1 || f[0].pc != (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])
+	if (n < 1 || f[0].pc != (uintptr_t)UC_PC(uc))
 		v = V_WRONG;
 	if (v == V_OTHER) {
 		/* Frame 0 in libc or ld.so (dlopen, dlclose, ...): walked with
@@ -404,7 +405,7 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
 	sig_puts(1, "not ok - t_churn crashed: signal ");
 	sig_putd(1, sig);
 	sig_puts(1, " at pc ");
-	sig_putx(1, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+	sig_putx(1, (uintptr_t)UC_PC(uc));
 	sig_puts(1, " addr ");
 	sig_putx(1, (uintptr_t)si->si_addr);
 	sig_puts(1, "\n");

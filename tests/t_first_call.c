@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "walk_common.h"
+#include "uc_regs.h"
 
 #define NF 32
 
@@ -62,7 +63,7 @@ static void segv_handler(int sig, siginfo_t *si, void *ucv)
 	int n = sframe_backtrace_ex(uc, f, NF, 0, &st);
 	int bad;
 	int v = verify_chain(&ctx, f, n, st.stop, NF, chain, chain_len, &bad);
-	if (n < 1 || f[0].pc != (uintptr_t)uc->uc_mcontext.gregs[REG_RIP])
+	if (n < 1 || f[0].pc != (uintptr_t)UC_PC(uc))
 		v = V_WRONG;
 	if (v != V_EXACT) {
 		sig_puts(1, "# child ");

@@ -89,6 +89,7 @@
 
 #include "backtrace.h"
 #include "check.h"
+#include "uc_regs.h"
 #include "arch.h"
 #include "rowmemo.h"
 
@@ -1797,7 +1798,7 @@ static void phase_no_object(void)
 	      "no-object PC: no object holds an anonymous mapping");
 	ucontext_t uc;
 	getcontext(&uc);
-	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	UC_PC(&uc) = (greg_t)pc;
 	int bad = 0, calls_bad = 0;
 	for (int round = 0; round < 3; round++) {
 		struct sframe_bt_frame f[8];

@@ -28,6 +28,7 @@
 
 #include "backtrace.h"
 #include "check.h"
+#include "uc_regs.h"
 
 #define FRAME 0x110u /* the recursion's frame: 0x108 of locals and its return address */
 #define DEPTH 64     /* frames the recursion makes before it faults */
@@ -85,14 +86,14 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 	const ucontext_t *uc = ucv;
 	static ucontext_t hw;
-	got.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	got.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	got.pc = (uintptr_t)UC_PC(uc);
+	got.sp = (uintptr_t)UC_SP(uc);
 	got.addr = (uintptr_t)si->si_addr;
 	if (valgrind && got.pc == (uintptr_t)ovf_call && got.sp == got.addr) {
 		/* The push's SP committed, its store faulted: the hardware
 		 * would have left SP 8 higher. */
 		hw = *uc;
-		hw.uc_mcontext.gregs[REG_RSP] += 8;
+		UC_SP(&hw) += 8;
 		uc = &hw;
 		got.sp_fixed = true;
 	}

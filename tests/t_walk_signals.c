@@ -31,6 +31,7 @@
 #include <ucontext.h>
 
 #include "walk_common.h"
+#include "uc_regs.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -197,7 +198,7 @@ static void install(int sig, void (*fn)(int, siginfo_t *, void *), int flags)
 
 static uintptr_t uc_rip(const void *uc)
 {
-	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	return (uintptr_t)UC_PC((const ucontext_t *)uc);
 }
 
 /* ---- (a) SIGPROF on 4 threads ------------------------------------------------ */

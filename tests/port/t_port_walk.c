@@ -28,6 +28,7 @@
 
 #include "backtrace.h"
 #include "check.h"
+#include "uc_regs.h"
 
 #define NOINLINE __attribute__((noinline))
 #define RA() ((uintptr_t)__builtin_return_address(0))
@@ -228,8 +229,8 @@ static int walk_at(uintptr_t pc, struct sframe_bt_status *st)
 	static uintptr_t stack[64];
 	ucontext_t uc;
 	memset(&uc, 0, sizeof uc);
-	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&stack[32];
+	UC_PC(&uc) = (greg_t)pc;
+	UC_SP(&uc) = (greg_t)(uintptr_t)&stack[32];
 	struct sframe_bt_frame f[8];
 	return sframe_backtrace_ex(&uc, f, 8, 0, st);
 }

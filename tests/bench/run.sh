@@ -6,9 +6,10 @@
 #   1. builds libbench-v2.so / libbench-v3.so with binutils 2.44 / 2.47,
 #      fetched privately by tests/fixtures/toolchains.sh (network, once;
 #      skipped with "V2/V3 skipped: toolchain unavailable" if that fails);
-#   2. runs sfbench time, async, async-solo, lookup and firstcall (timings;
-#      async-solo: every build at 125 us between SIGPROF samples, then
-#      main, distinct and v3 at 1 ms);
+#   2. runs sfbench time, async, async-solo, lookup, firstcall and natural
+#      (timings; async-solo: every build at 125 us between SIGPROF samples,
+#      then main, distinct and v3 at 1 ms; natural: walks to the stack's
+#      natural end through libc, warm, cold and in SIGPROF samples);
 #   3. counts syscalls per backtrace with strace -f -c (two runs with
 #      different iteration counts, the difference divided by the extra
 #      iterations);
@@ -70,6 +71,9 @@ log "FDE lookups in a large object (sfbench lookup)"
 "$BIN" lookup >"$D/lookup.md" 2>"$D/lookup.err" || echo "**sfbench lookup failed** (exit $?): $(cat "$D/lookup.err")" >>"$D/lookup.md"
 log "first calls (sfbench firstcall)"
 "$BIN" firstcall >"$D/firstcall.md" 2>"$D/firstcall.err" || echo "**sfbench firstcall failed** (exit $?): $(cat "$D/firstcall.err")" >>"$D/firstcall.md"
+log "walks to the natural end through libc (sfbench natural)"
+"$BIN" natural >"$D/natural.md" 2>"$D/natural.err" ||
+	printf '**sfbench natural failed** (exit %s): %s\n\nTARGET: FAIL: the natural-end walks were measured (sfbench natural failed)\n' "$?" "$(cat "$D/natural.err")" >>"$D/natural.md"
 # Cross-check of the table size from the object file itself, and the whole
 # library's static data.
 tsz=$(nm -S "$B/obj/objcache.o" 2>/dev/null | awk '$3 ~ /^[bBdD]$/ && $4 == "table" { print $2 }')
@@ -125,30 +129,32 @@ if command -v strace >/dev/null 2>&1; then
 		echo "depth-32 backtraces) for N = 1000 and 11000, and of \`sfbench async-only METHOD BUILD N\` (100"
 		echo "warm-up SIGPROF samples, then N samples, depth 32) for N = 1000 and 3000: the difference of the"
 		echo "totals divided by the extra backtraces (in the handler rows, without the one rt_sigreturn"
-		echo "every signal costs)."
+		echo "every signal costs). METHOD-nat: walked to the stack's natural end (a 256-entry buffer,"
+		echo "through libc to _start) instead of to a full buffer."
 		echo
 		echo "| method | build | syscalls/bt | which |"
 		echo "|---|---|---:|---|"
 	} >"$sc"
 	sfb_zero=yes
 	sfb_rows=0
-	for mb in fp:fp sframebt:fp sframebt:v1 sframebt:v2 sframebt:v3 unw:v1 glibc:v1; do
+	for mb in fp:fp sframebt:fp sframebt:v1 sframebt:v2 sframebt:v3 unw:v1 glibc:v1 \
+		fp-nat:fp sframebt-nat:main sframebt-nat:v3 unw-nat:main; do
 		m=${mb%:*}
 		b=${mb#*:}
-		[ -e "$D/libbench-$b.so" ] || continue
+		[ "$b" = main ] || [ -e "$D/libbench-$b.so" ] || continue
 		if strace_pair "$m" "$b" 1000 11000 none syscalls "$m" "$b" 32; then :; else
-			[ "$m" = sframebt ] && sfb_zero=no
+			case $m in sframebt*) sfb_zero=no ;; esac
 		fi
-		[ "$m" = sframebt ] && sfb_rows=$((sfb_rows + 1))
+		case $m in sframebt*) sfb_rows=$((sfb_rows + 1)) ;; esac
 	done
-	for m in sframebt unw; do
+	for m in sframebt unw sframebt-nat; do
 		if strace_pair "$m (SIGPROF handler)" v1 1000 3000 rt_sigreturn async-only "$m" v1; then :; else
-			[ "$m" = sframebt ] && sfb_zero=no
+			case $m in sframebt*) sfb_zero=no ;; esac
 		fi
 	done
 	echo >>"$sc"
 	if [ $sfb_zero = yes ] && [ $sfb_rows -gt 0 ]; then
-		echo "TARGET: PASS: zero syscalls per sframebt backtrace after warm-up (strace -f -c; every build, and in the SIGPROF handler)" >>"$sc"
+		echo "TARGET: PASS: zero syscalls per sframebt backtrace after warm-up (strace -f -c; every build, to a full buffer and to the natural end, and in the SIGPROF handler)" >>"$sc"
 	else
 		echo "TARGET: FAIL: zero syscalls per sframebt backtrace after warm-up (see the syscall table)" >>"$sc"
 	fi
@@ -184,7 +190,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 			echo "| method | build | d=8 Ir/bt | Ir/frame | d=32 Ir/bt | Ir/frame | d=128 Ir/bt | Ir/frame |"
 			echo "|---|---|---:|---:|---:|---:|---:|---:|"
 			awk '
-				$1 == "lookup" { next }
+				$1 == "lookup" || $1 ~ /^nat-/ { next }
 				{ m = $1; b = $2; d = $3; it = $4; ir = $5
 				  per[m, b, d] = ir / it
 				  if (!((m, b) in seen)) { seen[m, b] = 1; order[++n] = m SUBSEP b } }
@@ -212,6 +218,22 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 				if (b == "real") printf "| libbench-real.so (real code) | 256 | %.0f |\n", $5 / $4
 				else printf "| libbench-big.so | %s | %.0f |\n", b == "0" ? "none" : b, $5 / $4 }' \
 				"$D/cg/summary.txt"
+			echo
+			echo "Walks to the natural end (depth 32, a 256-entry buffer, through libc to _start; the"
+			echo "frame-pointer walk to where frame records end), instructions per call and per frame"
+			echo "returned, minus the same empty call:"
+			echo
+			echo "| method | build | frames | Ir/call | Ir/frame |"
+			echo "|---|---|---:|---:|---:|"
+			awk '
+				$1 == "nat-empty" { e = $5 / $4 }
+				$1 ~ /^nat-/ && $1 != "nat-empty" { n++; m[n] = $1; b[n] = $2; f[n] = $3; v[n] = $5 / $4 }
+				END {
+					name["nat-fp"] = "frame-pointer walk"; name["nat-sframebt"] = "sframebt"
+					name["nat-unw"] = "libunwind unw_backtrace"; name["nat-glibc"] = "glibc backtrace()"
+					for (i = 1; i <= n; i++)
+						printf "| %s | %s | %d | %.0f | %.1f |\n", name[m[i]], b[i], f[i], v[i] - e, (v[i] - e) / f[i]
+				}' "$D/cg/summary.txt"
 			echo
 		} >"$cg"
 		# Per-function profile of sframebt at depth 32 (the newest SFrame
@@ -241,6 +263,46 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 						sub(/ \[.*\]$/, "", fn); sub(/^.*\/(src|tests|elf|csu)\//, "", fn)
 						if (++k <= 14) printf "| %s | %.1f | %s%% |\n", fn, ir / it / 32, pct
 					}' "$prof"
+				echo
+			} >>"$cg"
+		fi
+		# The same for the natural-end walk of the main build: where the
+		# frames past the chain (libc's CFI rows, _start's) go.
+		# shellcheck disable=SC2046 # three words: dump file, iterations, frames
+		set -- $(awk '$1 == "nat-sframebt" && $2 == "main" { print $6, $4, $3 }' "$D/cg/summary.txt")
+		if [ $# -eq 3 ]; then
+			callgrind_annotate --threshold=100 --auto=no "$1" >"$D/profile-callgrind-natural.txt" 2>&1
+			{
+				echo "Where sframebt's instructions go in the natural-end walk (main build, $3 frames; self"
+				echo "cost per call, \`$D/profile-callgrind-natural.txt\`):"
+				echo
+				echo "| function (file where the code is) | Ir/call | share |"
+				echo "|---|---:|---:|"
+				awk -v it="$2" '
+					/^-+$/ { sep++; next }
+					sep == 6 && match($0, /^ *[0-9,]+ \( *[0-9.]+%\)/) {
+						ir = $1; gsub(/,/, "", ir)
+						pct = substr($0, 1, RLENGTH); sub(/^.*\( */, "", pct); sub(/%\)$/, "", pct)
+						if (pct + 0 >= 99.9) next
+						fn = substr($0, RLENGTH + 1); sub(/^ +/, "", fn)
+						sub(/ \[.*\]$/, "", fn); sub(/^.*\/(src|tests|elf|csu)\//, "", fn)
+						if (++k <= 14) printf "| %s | %.0f | %s%% |\n", fn, ir / it, pct
+					}' "$D/profile-callgrind-natural.txt"
+				echo
+				# Calls of the unmemoised paths and their inclusive cost.
+				echo "Calls past the memo in each natural-end walk (the general step, the SFrame lookup"
+				echo "and the CFI lookup), with the instructions of what they call:"
+				echo
+				callgrind_annotate --inclusive=yes --tree=calling --threshold=100 --auto=no "$1" 2>/dev/null |
+					awk -v it="$2" '
+						/> .*:(general_step|sfb_cfi_lookup|sfb_lookup) \(/ {
+							ir = $1; gsub(/,/, "", ir); c = $0; sub(/.*\(/, "", c); sub(/x\).*/, "", c)
+							fn = $0; sub(/^.*> +/, "", fn); sub(/ \(.*/, "", fn); sub(/.*:/, "", fn)
+							inc[fn] += ir; calls[fn] += c }
+						END {
+							for (fn in calls)
+								printf "- %s(): %.1f calls a walk, %.0f Ir a walk with what it calls\n", fn, calls[fn] / it, inc[fn] / it
+						}' | sort
 				echo
 			} >>"$cg"
 		fi
@@ -305,10 +367,10 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	echo
 	echo "### Targets"
 	echo
-	cat "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/firstcall.md" "$sc" |
+	cat "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/firstcall.md" "$D/natural.md" "$sc" |
 		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p'
 	echo
-	for f in "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/lookup.md" "$D/firstcall.md" "$sc" "$cg" "$pm"; do
+	for f in "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/lookup.md" "$D/firstcall.md" "$D/natural.md" "$sc" "$cg" "$pm"; do
 		grep -v '^TARGET: ' "$f"
 	done
 } >"$OUT"

@@ -34,13 +34,11 @@ static struct sfb_slot table[SFB_CACHE_SLOTS];
  * found through hash positions: position p, when a writer first uses it,
  * is bound for good to the next unused slot (slot_of[p] = slot + 1; 0
  * unbound, which ends a probe chain; SLOT_BINDING while being bound).
- * Why not hash into the table itself: a page of .bss costs two page
- * faults when first touched (a read maps the zero page, the first write
- * copies it), and hashed slots put each object on a page of its own.  A
- * first call with 100 objects took about 116 faults for the table alone,
- * some 250 us of its 750-1000 on this VM; dense slots share a page
- * between 15 objects.  There is one slot per position and each position
- * is bound at most once, so binding never runs out of slots. */
+ * Why not hash into the table itself: each first-touched page of .bss
+ * costs two page faults, and hashed slots would put each object on a page
+ * of its own (docs/DESIGN.md, "Object cache").  There is one slot per
+ * position and each position is bound at most once, so binding never
+ * runs out of slots. */
 _Atomic uint16_t sfb_objcache_slot_of[SFB_CACHE_SLOTS];
 #define SLOT_BINDING 0xffffu
 static _Atomic unsigned slots_bound;
@@ -79,7 +77,7 @@ static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
 	return !sfb_seq_changed(&s->seq, seq);
 }
 
-/* objcache.h: sfb_objcache_permanent().  n starts past the fixed
+/* objcache.h: sfb_objcache_kept().  n starts past the fixed
  * entries, which are claimed once each. */
 struct sfb_kept_table sfb_kept = { .n = SFB_KEPT_FIXED };
 struct sfb_startup_table sfb_startup;
@@ -88,7 +86,7 @@ struct sfb_object sfb_kept_object[SFB_KEPT_MAX + SFB_STARTUP_MAX];
 static void publish_kept(unsigned i, const struct sfb_object *o)
 {
 	sfb_kept_object[i] = *o;
-	sfb_kept_object[i].permanent = (uint8_t)(i + 1);
+	sfb_kept_object[i].kept = (uint8_t)(i + 1);
 	sfb_kept.range[i].end = o->map_end;
 	atomic_store_explicit(&sfb_kept.range[i].start, o->map_start, memory_order_release);
 }
@@ -96,13 +94,13 @@ static void publish_kept(unsigned i, const struct sfb_object *o)
 /* A fixed or start-up entry is written once, by the first to describe its
  * object; the others' descriptions are the same object's.  (Pins are
  * written by sfb_objcache_keep_loaded(), which claims them through n.) */
-static void keep_if_permanent(const struct sfb_object *o)
+static void keep_if_kept(const struct sfb_object *o)
 {
 	static _Atomic uint8_t claimed[SFB_KEPT_MAX + SFB_STARTUP_MAX];
-	unsigned i = o->permanent - 1u;
+	unsigned i = o->kept - 1u;
 	bool fixed = i < SFB_KEPT_FIXED;
 	uint8_t none = 0;
-	if (!o->permanent || o->status != SFB_OK || (!fixed && i < SFB_KEPT_MAX) ||
+	if (!o->kept || o->status != SFB_OK || (!fixed && i < SFB_KEPT_MAX) ||
 	    i >= SFB_KEPT_MAX + SFB_STARTUP_MAX ||
 	    !atomic_compare_exchange_strong_explicit(&claimed[i], &none, 1, memory_order_acquire,
 						     memory_order_relaxed))
@@ -129,8 +127,7 @@ static int startup_entry_of(uintptr_t start, uintptr_t end)
 /* Find the objects loaded at start-up (startup.h) and publish their
  * ranges.  A constructor: it must run in normal context, before walks
  * need it; a walk before it (a signal during start-up) confirms those
- * objects like any other.  Measured: 0.6 us with three libraries, 23-30
- * us with 59 (README). */
+ * objects like any other (its cost: docs/SPEED.md). */
 __attribute__((constructor)) static void find_startup_objects(void)
 {
 	SFB_ENTRY;
@@ -324,7 +321,7 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
 	o->bias = sfb_found_bias(r);
-	o->permanent = kept_entry_of(r);
+	o->kept = kept_entry_of(r);
 	o->epoch = atomic_fetch_add_explicit(&next_epoch, 2, memory_order_relaxed);
 	o->exec_ph = o->sframe_ph = o->eh_frame_ph = SFB_NO_PH;
 	o->cfi_status = SFB_CFI_E_NO_TABLE;
@@ -384,7 +381,7 @@ static void publish_described(unsigned i, struct sfb_object *o)
 	if (sfb_object_has_rows(o))
 		sfb_coarse_build(&o->sec, coarse_index[i], SFB_COARSE_BUCKETS);
 	slot_publish(i, o);
-	keep_if_permanent(o);
+	keep_if_kept(o);
 }
 
 /* Bind the unbound position p to the next unused slot and publish o
@@ -469,7 +466,7 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 			return 0;
 		}
 	}
-	keep_if_permanent(out);
+	keep_if_kept(out);
 	return 0; /* uncached but valid for this walk (no coarse index) */
 }
 
@@ -503,7 +500,7 @@ int sfb_objcache_keep_loaded(uintptr_t addr)
 		sfb_objcache_find(addr, &o);
 		return 0;
 	}
-	if (sfb_objcache_permanent(addr))
+	if (sfb_objcache_kept(addr))
 		return 0;
 	/* Full: refused before the object is made to stay. */
 	if (atomic_load_explicit(&sfb_kept.n, memory_order_relaxed) >= SFB_KEPT_MAX)

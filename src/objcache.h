@@ -6,44 +6,23 @@
  * through PT_GNU_EH_FRAME; cfi.h).  The walker asks sfb_object_row() and
  * does not care which (docs/DESIGN.md, "Row sources").
  *
- * Concurrency protocol (the whole of it):
- * - The table is a fixed array of slots, handed out densely and found by
- *   open addressing over hash positions of the object's mapping start
- *   (objcache.c says why).  glibc's _dl_find_object() (lock-free,
- *   async-signal-safe since 2.35) maps a PC to its object; the table only
- *   remembers what we derived from that object, so a PC in an object that
- *   dlclose() removed is never matched again once dlclose() has returned:
- *   _dl_find_object() no longer reports it.
- * - Each slot has a sequence number: 0 = never used, odd = a writer owns
- *   it, even = stable.  A writer claims a slot with one compare-and-swap
- *   (0 or even -> odd), fills it, then publishes it with a release store of
- *   the next even number.  Writers never wait: a slot that is odd is
- *   skipped and another is used.
- * - A reader copies a slot, then checks the sequence number is unchanged
- *   (a seqlock read).  A copy that changed under it is thrown away.  So a
- *   reader never waits, never sees a half-written slot, and never writes.
- * - Slots whose object is gone (checked with _dl_find_object) become
- *   tombstones and are reused.
- * - Objects that cannot be unloaded (the main program, libc, ld.so, the
- *   other objects loaded at start-up, and those sfb_objcache_keep_loaded()
- *   made RTLD_NODELETE) are copied once into the kept tables below, which
- *   walks search first: no confirmation.
- * - A new object loaded where an unloaded one was can get the same mapping
- *   and link_map from glibc; every hit therefore re-reads the object's
- *   program headers, its GNU build-id and the head of its .sframe and
- *   compares them with the slot's fingerprint, describing the object anew
- *   on a mismatch.  An object rebuilt without a build-id (ld
- *   --build-id=none) whose layout and section head did not change still
- *   passes for the old one: its rows are read from the new section, but
- *   rows memoised from the old one stay in use.  The first page (ELF and
- *   program headers) of an object found readable at discovery is trusted
- *   to stay readable while an object is loaded there:
- *   ld.so maps it so, and only a program that mprotect()s it otherwise
- *   breaks this.  One found unreadable is never read again; its
- *   description relies on nothing in the object, so a new object there
- *   is treated as having no rows (walks stop, never go wrong).
- * Nothing here allocates; the table is static and its size is the memory
- * bound (SFB_CACHE_SLOTS * sizeof(struct sfb_slot)). */
+ * The protocol (docs/DESIGN.md, "Object cache", says why each rule is
+ * there):
+ * - Discovery (discover.h) maps a PC to its loaded object; the table only
+ *   remembers what was derived from that object, so a PC in an object
+ *   that dlclose() removed is never matched once dlclose() has returned.
+ * - Slots are seqlocks (seqlock.h): writers claim, fill and publish, and
+ *   never wait; readers copy and check, and never write.  Slots whose
+ *   object is gone become tombstones and are reused.
+ * - Every hit is confirmed: the object's program headers, GNU build-id
+ *   and section heads are compared with the slot's fingerprint, because a
+ *   new object can be loaded at an unloaded one's place.
+ * - Objects that stay loaded ("kept": the main program, libc, ld.so, the
+ *   other objects loaded at start-up, and those keep_loaded() made
+ *   RTLD_NODELETE) are copied once into the kept tables below, which walks
+ *   search first, without confirmation.
+ * Nothing here allocates: the tables are static, and their size is the
+ * memory bound. */
 #ifndef SFB_OBJCACHE_H
 #define SFB_OBJCACHE_H
 
@@ -80,7 +59,7 @@ struct sfb_object {
 	uint8_t source;          /* enum sfb_source */
 	int8_t status;           /* SFB_OK, or why its section was rejected */
 	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
-	uint8_t permanent;       /* never unloaded: its kept entry + 1, or 0 */
+	uint8_t kept;            /* never unloaded: its kept entry + 1, or 0 */
 	uint32_t epoch;          /* unique per description: keys the row memo */
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
@@ -214,7 +193,7 @@ static inline bool sfb_objcache_startup_ready(unsigned j)
 
 /* The kept description of the object holding pc, or NULL.
  * Async-signal-safe. */
-static inline const struct sfb_object *sfb_objcache_permanent(uintptr_t pc)
+static inline const struct sfb_object *sfb_objcache_kept(uintptr_t pc)
 {
 	unsigned n = atomic_load_explicit(&sfb_kept.n, memory_order_relaxed);
 	for (unsigned i = 0; i < n; i++) {

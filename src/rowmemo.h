@@ -3,16 +3,15 @@
  * Profilers and servers walk the same stacks over and over.  The walker
  * memoises the row of every return address it has verified (a call
  * instruction ends there) when the row has the common shape: CFA = SP or
- * FP + offset, RA and FP saved below the CFA (or FP unchanged).  The next
- * walk through that address applies the memoised row directly, without
- * the FDE search, the FRE scan and the call-site check.
+ * FP + offset, RA and FP saved below the CFA (or FP unchanged), whatever
+ * its source (SFrame or .eh_frame).  The next walk through that address
+ * applies the memoised row directly, without the FDE search, the row
+ * scan or CFI interpretation, and the call-site check.
  *
  * Entries are keyed by the return address and by the object's epoch (a
  * number describe() gives each object description), so a row cannot
  * outlive its object: a reloaded object gets a new epoch.  Each entry is a
- * seqlock, like the object cache's slots (objcache.h): a writer claims it
- * with a compare-and-swap and skips it if busy; a reader checks the
- * sequence number before and after.  The table is two-way associative: a
+ * seqlock (seqlock.h).  The table is two-way associative: a
  * new key goes to the first entry of its pair and the previous first
  * moves to the second.
  *
@@ -21,10 +20,10 @@
  * the hint like any entry (sequence, key, epoch) before it uses the row,
  * so a stale hint costs a hash lookup, never a wrong frame.  Why: with the
  * hash, each frame waits for its return address to be loaded, hashed and
- * looked up before it knows where the next return address is (about 19
- * cycles a frame here); following the hint, the next row is loaded while
- * the return address is still on its way, and the return address only
- * confirms it (one load a frame, like a frame-pointer walk).  The hint is
+ * looked up before it knows where the next return address is; following
+ * the hint, the next row is loaded while the return address is still on
+ * its way, and the return address only confirms it (one load a frame,
+ * like a frame-pointer walk).  The hint is
  * a relaxed atomic pointer outside the seqlock: any value it holds is an
  * entry of this table or NULL.
  *
@@ -62,10 +61,8 @@ struct sfb_memo_row {
 /* An FP-based row is memoised only if its slots lie in the two words
  * below the CFA (the frame record that frame-pointer code keeps on every
  * architecture here), so that the walker checks them against SP with a
- * constant.  Computing the lowest slot for each frame cost about 4
- * instructions a frame; loading it from the row, one load a frame on
- * every stack, SP-based ones too.  A row with deeper slots is left to the
- * general path. */
+ * constant, not one computed or loaded for each frame (docs/SPEED.md).
+ * A row with deeper slots is left to the general path. */
 #define SFB_MEMO_FP_LOWEST_SLOT (-2)
 
 struct sfb_memo_entry {
@@ -83,9 +80,8 @@ extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((visibilit
 /* The memo's pages that have been written, a bit for each 4 KiB.  An
  * entry on a page never written holds nothing, and reading it would cost
  * a page fault (the zero page mapped) only for the first write to cost
- * another (the page copied): on this VM each fault is about 2.5 us, and a
- * first call through 100 objects touched all 32 pages both ways.  So
- * lookups skip such pages and writers write them first.  A bit seen late
+ * another (the page copied).  So lookups skip such pages and writers
+ * write them first.  A bit seen late
  * costs one miss of an entry just written, never a wrong row. */
 extern _Atomic uint32_t sfb_memo_pages_written __attribute__((visibility("hidden")));
 

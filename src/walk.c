@@ -111,7 +111,7 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	}
 	if (w->miss_stop && pc == w->miss_pc)
 		return w->miss_stop;
-	const struct sfb_object *o = sfb_objcache_permanent(pc);
+	const struct sfb_object *o = sfb_objcache_kept(pc);
 	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->next_obj % WALK_OBJECTS;
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);

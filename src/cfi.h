@@ -29,7 +29,8 @@
 #include "bytes.h"
 #include "row.h"
 
-#define SFB_CFI_MAX_OPS 4096     /* CFA instructions interpreted per lookup */
+#define SFB_CFI_MAX_OPS 16384    /* CFA instructions interpreted per lookup (one FDE
+				    of libclang 14 has 5283) */
 #define SFB_CFI_STATE_DEPTH 4    /* DW_CFA_remember_state nesting */
 #define SFB_CFI_EXPR_STACK 16    /* DWARF expression stack entries */
 #define SFB_CFI_EXPR_OPS 256     /* DWARF expression operations per evaluation */

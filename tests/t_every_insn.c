@@ -3,32 +3,40 @@
  * sframe_backtrace_ex(ucontext) with the true chain.
  *
  * Ground truth comes from the ABI alone, not from any unwinder: while
- * stepping, a shadow stack records each function instance when its first
- * instruction is reached (a call just pushed the return address: CFA =
- * sp + 8, return address = *sp), replaces the top instance on a tail call
- * (entry with sp + 8 equal to the top's CFA), and drops instances once sp
- * has risen to their CFA (they returned).  At pc in function F the true
- * chain is then [pc with F's CFA, F's return address with its caller's
+ * stepping, a shadow stack records each function instance when it is
+ * called, anywhere, libc included (the instruction just stepped lowered
+ * sp by 8 and left there the address of the instruction after it: CFA =
+ * sp + 8, return address = *sp), gives an instance its function when that
+ * function's first instruction is reached (by the call, or by a tail jump,
+ * which keeps the CFA and return address), and drops instances once sp
+ * has risen to their CFA (they returned).  At pc the true chain is then
+ * [pc with the top instance's CFA, its return address with its caller's
  * CFA, ...] down to the driver and main, whose CFAs and return addresses
  * come from __builtin_dwarf_cfa() / __builtin_return_address().  At the
  * first instruction of a PLT stub (jmp *GOT) the stub stands for the
- * function it is about to enter.  Instructions elsewhere (libc) are not
- * checked.  Every chain is also run once without stepping first (binds
- * the lazy PLT slots, records the executable's return addresses as a
- * cross-check of the shadow stack).
+ * function it is about to enter.  Every chain is also run once without
+ * stepping first (binds the lazy PLT slots, records the executable's
+ * return addresses as a cross-check of the shadow stack).
  *
  * Chains stepped: the executable (tests/chains_exe.c, chains_asm.S) with
  * the linked and the dlopen()ed helper objects (host binutils: SFrame V1);
  * tests/fixtures/bin/x86_64-v{1,2,3}/libchain.so (chain_entry depth 2 and
  * chain_tail_entry, with a tiny callback) and libfixture.so (fx_lib_run_all:
  * frames of 1 KiB and 128 KiB, DRAP, alloca, PLT and .plt.got calls, the
- * hand-written CFI functions).
+ * hand-written CFI functions); and calls into libc (ei_libc_*): qsort
+ * calling back into the program, memset/memcpy/strlen, malloc/free,
+ * getpid, write, clock_gettime (the vDSO), a mutex, snprintf.  The
+ * instructions of libc, ld.so, the vDSO and any other code not listed
+ * (a sanitizer's interceptors) are checked too, against the same shadow
+ * stack, and counted by object.
  *
  * Each checked instruction is: matched (every frame, PC and CFA, right
  * through main); stopped early at a documented toolchain gap (a function
  * the toolchain cannot describe, tests/fixtures/README.md) with every
- * frame before it right; or a failure: a wrong frame (a PC that is not the
- * true one), a wrong CFA outside a gap, or an early stop anywhere else.
+ * frame before it right, or a wrong CFA there and a PC read from it; or a
+ * failure: a wrong frame (a PC that is not the true one), a wrong CFA
+ * outside a gap, or an early stop anywhere else, libc included (libc,
+ * ld.so and the vDSO carry CFI for every instruction run here).
  *
  * Under valgrind (SFB_VALGRIND=1 or valgrind's LD_PRELOAD) the chains run
  * without stepping: valgrind does not deliver trap-flag traps. */
@@ -38,12 +46,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -92,6 +102,9 @@ struct code {
 	int ra_index;     /* CHAINS_RA_* for the executable's chain functions */
 	/* per-instruction results */
 	unsigned checked, matched, stop_gap, cfa_gap, wrong_frame, wrong_cfa, stop_bad;
+	unsigned stop_sys; /* stopped with a reason in a frame of code not listed */
+	unsigned gap_spoiled; /* of cfa_gap: then a wrong PC read from that CFA */
+	int max_outside;   /* most frames of unlisted code below it */
 };
 static struct code code[MAXCODE];
 static int ncode;
@@ -198,13 +211,37 @@ static int find_code(uintptr_t pc)
 	return -1;
 }
 
+/* Code outside the listed functions (libc, ld.so, the vDSO, a sanitizer's
+ * runtime in the executable), by object; its instructions are checked
+ * against the same shadow stack. */
+enum { O_LIBC, O_LDSO, O_VDSO, O_EXE, O_OTHER, NOUTSIDE };
+static const char *const outside_name[NOUTSIDE] = {
+	"libc", "ld.so", "vDSO", "executable, unlisted code", "other objects",
+};
+static struct code outside[NOUTSIDE];
+static uintptr_t outside_lo[O_OTHER], outside_hi[O_OTHER];
+
+static int outside_of(uintptr_t pc)
+{
+	for (int o = 0; o < O_OTHER; o++)
+		if (pc - outside_lo[o] < outside_hi[o] - outside_lo[o])
+			return o;
+	return O_OTHER;
+}
+
+static struct code *code_of(int where, uintptr_t pc)
+{
+	return where >= 0 ? &code[where] : &outside[outside_of(pc)];
+}
+
 /* ---- The shadow stack (ground truth) --------------------------------- */
 
 struct inst {
 	uintptr_t cfa, ra; /* the instance's CFA and return address */
-	int code;          /* its function (or PLT stub), -1 for main */
+	int code;          /* its function (or PLT stub), -1 for main, CODE_OUTSIDE */
 	bool valid;        /* every instance below it was seen being entered */
 };
+#define CODE_OUTSIDE (-2) /* a function not listed (libc, ...) */
 #define MAXS 64
 static struct inst shadow[MAXS];
 static int nshadow;
@@ -215,12 +252,16 @@ static bool shadow_overflow;
 #define MAX_STEPS 2000000u
 static volatile sig_atomic_t stepping_done;
 static unsigned long steps, unchecked, unverifiable, confused;
-static bool prev_tracked;
+static unsigned long calls_seen, jmp_entries, rep_steps, outside_steps;
+static uintptr_t prev_pc, prev_sp;
 static uintptr_t seen_ra[CHAINS_RA_COUNT];
 
-enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_WRONG_FRAME, K_WRONG_CFA, K_STOP_BAD };
+enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_GAP_SPOILED, K_STOP_SYS, K_WRONG_FRAME,
+	    K_WRONG_CFA, K_STOP_BAD };
 static const char *const kind_name[] = { "match", "stopped at gap", "CFA wrong in gap",
-					 "WRONG FRAME", "WRONG CFA", "STOPPED EARLY" };
+					 "CFA wrong in gap, the next PC read from it",
+					 "stopped in unlisted code", "WRONG FRAME", "WRONG CFA",
+					 "STOPPED EARLY" };
 
 /* The first failures, for the report. */
 #define MAXLOG 40
@@ -229,8 +270,40 @@ static struct failure {
 	uintptr_t pc, got_pc, want_pc, got_cfa, want_cfa;
 } failures[MAXLOG];
 static int nfailures;
+/* Walks that stopped, with a reason, in a frame of unlisted code: by the
+ * PC where they stopped and the reason. */
+#define MAXSTOPS 64
+static struct sys_stop {
+	uintptr_t stop_pc, insn_pc;
+	int stop;
+	unsigned count;
+} sys_stops[MAXSTOPS];
+static int nsys_stops;
+static unsigned sys_stops_lost;
+
+static void note_sys_stop(uintptr_t stop_pc, int stop, uintptr_t insn_pc)
+{
+	for (int i = 0; i < nsys_stops; i++)
+		if (sys_stops[i].stop_pc == stop_pc && sys_stops[i].stop == stop) {
+			sys_stops[i].count++;
+			return;
+		}
+	if (nsys_stops == MAXSTOPS) {
+		sys_stops_lost++;
+		return;
+	}
+	sys_stops[nsys_stops++] = (struct sys_stop){ stop_pc, insn_pc, stop, 1 };
+}
 /* Why the walks that stopped at a documented gap stopped, by version. */
 static unsigned gap_stops[4][16];
+
+/* The word at sp.  Unchecked by AddressSanitizer: a slot just pushed lies
+ * below every frame it knows of, where a returned frame's redzones may
+ * still be marked. */
+__attribute__((no_sanitize_address, noinline)) static uintptr_t stack_word(uintptr_t sp)
+{
+	return *(const uintptr_t *)sp;
+}
 
 static bool jmp_via_got(uintptr_t pc)
 {
@@ -240,13 +313,15 @@ static bool jmp_via_got(uintptr_t pc)
 
 static unsigned long again_same, again_differ; /* second walk at the same instruction */
 
-static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int where,
-		       bool from_tracked)
+static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int where)
 {
 	struct inst chain[MAXS + 1];
 	int L = nshadow;
 	memcpy(chain, shadow, sizeof chain[0] * (size_t)L);
-	if (code[where].plt) {
+	if (where < 0) {
+		/* unlisted code: every call into it was seen (the frames are
+		 * known), the function is not */
+	} else if (code[where].plt) {
 		/* A stub about to jmp *GOT: it runs as the function it enters. */
 		if (!jmp_via_got(pc)) {
 			unchecked++;
@@ -254,12 +329,14 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		}
 		/* (called from untracked code, e.g. a sanitizer's interceptor:
 		 * the frames in between are unknown) */
-		struct inst stub = { sp + 8, *(const uintptr_t *)sp, where,
-				     chain[L - 1].valid && from_tracked };
-		if (chain[L - 1].cfa == sp + 8)
+		struct inst stub = { sp + 8, stack_word(sp), where, chain[L - 1].valid };
+		if (chain[L - 1].cfa == sp + 8) {
 			chain[L - 1] = stub;
-		else if (L < MAXS)
+		} else if (L < MAXS) {
+			/* reached other than by a call or a tail jump */
+			stub.valid = false;
 			chain[L++] = stub;
+		}
 	} else if (chain[L - 1].code != where) {
 		/* pc in a tracked function that is not the current instance:
 		 * the shadow stack lost track (should not happen). */
@@ -293,7 +370,7 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 	/* Expected frame j: pc = chain[L-j].ra (pc itself for j = 0), in the
 	 * function of chain[L-1-j], with that instance's CFA. */
 	int bad_pc = -1, bad_cfa = -1;
-	bool cfa_in_gap = true, gap_seen = false;
+	bool cfa_in_gap = true, gap_seen = false, last_cfa_bad = false;
 	for (int j = 0; j < n && j < L; j++) {
 		uintptr_t want_pc = j == 0 ? pc : chain[L - j].ra;
 		uintptr_t want_cfa = chain[L - 1 - j].cfa;
@@ -305,7 +382,9 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 			bad_pc = j;
 			break;
 		}
-		bool gap_here = in_gap(chain[L - 1 - j].code, j == 0 ? pc : want_pc - 1);
+		last_cfa_bad = false;
+		uintptr_t look = j == 0 ? pc : want_pc - 1;
+		bool gap_here = in_gap(find_code(look), look);
 		gap_seen = gap_seen || gap_here;
 		/* The last frame's CFA is 0 when the walk could not unwind it. */
 		if (fr[j].cfa != want_cfa && !(j == n - 1 && fr[j].cfa == 0)) {
@@ -314,29 +393,48 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 			/* a wrong row in a gap can spoil the FP, and so the
 			 * CFA, of the frames after it */
 			cfa_in_gap = cfa_in_gap && gap_seen;
+			last_cfa_bad = true;
 		}
 	}
 	int kind;
 	int at = bad_pc >= 0 ? bad_pc : bad_cfa;
 	if (bad_pc >= 0) {
-		kind = K_WRONG_FRAME;
+		/* A return address is read at the previous frame's CFA: when
+		 * that CFA was wrong, and excused by a gap (gcc's stale FP rule
+		 * in a DRAP epilogue restores a wrong FP, which the caller's
+		 * FP-based CFA then uses), the PC read there is the gap's
+		 * doing too.  A plausible stack beneath (frame records of a
+		 * frame-pointer build) can make it look like a frame. */
+		kind = last_cfa_bad && cfa_in_gap ? K_GAP_SPOILED : K_WRONG_FRAME;
 	} else if (n < L) {
 		/* Stopped: fine only at or after a frame in a gap (a wrong row
 		 * there can also spoil the FP a later frame needs), and with a
-		 * real reason. */
-		bool gap = gap_seen && st.stop != SFRAME_BT_STOP_NONE &&
-			   st.stop != SFRAME_BT_STOP_BUFFER_FULL;
-		kind = !gap ? K_STOP_BAD : bad_cfa >= 0 && !cfa_in_gap ? K_WRONG_CFA : K_STOP_GAP;
-		if (kind == K_STOP_BAD || kind == K_STOP_GAP)
+		 * real reason.  A stop with a reason in a frame of unlisted code
+		 * (the last frame reported) is counted apart, and listed by
+		 * where it stopped. */
+		bool reason = st.stop != SFRAME_BT_STOP_NONE && st.stop != SFRAME_BT_STOP_BUFFER_FULL;
+		bool gap = gap_seen && reason;
+		bool sys = !gap && reason && n > 0 &&
+			   find_code(n == 1 ? pc : chain[L - n + 1].ra - 1) < 0;
+		kind = sys ? (bad_cfa >= 0 ? K_WRONG_CFA : K_STOP_SYS)
+		       : !gap ? K_STOP_BAD : bad_cfa >= 0 && !cfa_in_gap ? K_WRONG_CFA : K_STOP_GAP;
+		if (kind == K_STOP_BAD || kind == K_STOP_GAP || kind == K_STOP_SYS)
 			at = n;
+		if (kind == K_STOP_SYS)
+			note_sys_stop(st.stop_pc, st.stop, pc);
 	} else if (bad_cfa >= 0) {
 		kind = cfa_in_gap ? K_CFA_GAP : K_WRONG_CFA;
 	} else {
 		kind = K_MATCH;
 	}
 
-	struct code *c = &code[where];
+	struct code *c = code_of(where, pc);
 	c->checked++;
+	int nout = 0;
+	for (int i = 0; i < L; i++)
+		nout += chain[i].code == CODE_OUTSIDE;
+	if (nout > c->max_outside)
+		c->max_outside = nout;
 	switch (kind) {
 	case K_MATCH: c->matched++; break;
 	case K_STOP_GAP:
@@ -344,17 +442,22 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		gap_stops[group_version[c->group]][st.stop & 15]++;
 		break;
 	case K_CFA_GAP: c->cfa_gap++; break;
+	case K_GAP_SPOILED:
+		c->cfa_gap++;
+		c->gap_spoiled++;
+		break;
+	case K_STOP_SYS: c->stop_sys++; break;
 	case K_WRONG_FRAME: c->wrong_frame++; break;
 	case K_WRONG_CFA: c->wrong_cfa++; break;
 	default: c->stop_bad++; break;
 	}
-	if (kind >= K_WRONG_FRAME && nfailures < MAXLOG) {
+	if ((kind >= K_WRONG_FRAME || kind == K_GAP_SPOILED) && nfailures < MAXLOG) {
 		struct failure *f = &failures[nfailures++];
 		f->kind = kind;
 		f->frame = at;
 		f->n = n;
 		f->stop = st.stop;
-		f->code = where;
+		f->code = where >= 0 ? where : -1 - outside_of(pc);
 		f->pc = pc;
 		if (at >= 0 && at < L) {
 			f->want_pc = at == 0 ? pc : chain[L - at].ra;
@@ -382,28 +485,49 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	/* Instances that returned. */
 	while (nshadow > 2 && shadow[nshadow - 1].cfa <= sp)
 		nshadow--;
+	/* A call, anywhere (libc included): the instruction just stepped
+	 * pushed the address of the one after it.  (A push of that very
+	 * value is not something compiled code does.)  A rep-prefixed
+	 * instruction traps once per iteration: checked once. */
+	uintptr_t top = stack_word(sp);
+	bool call = prev_pc && sp == prev_sp - 8 && top - prev_pc - 1 < 15;
+	bool repeat = pc == prev_pc && sp == prev_sp;
+	prev_pc = pc;
+	prev_sp = sp;
 	int where = find_code(pc);
 	bool tracked = where >= 0;
-	if (tracked && !code[where].plt && pc == code[where].lo) {
-		/* Entry: the call (or tail jump) has just happened. */
-		struct inst e = { sp + 8, *(const uintptr_t *)sp, where,
-				  prev_tracked && shadow[nshadow - 1].valid };
-		if (shadow[nshadow - 1].cfa == sp + 8 && nshadow > 2)
-			shadow[nshadow - 1] = e; /* tail call */
-		else if (nshadow < MAXS)
+	if (call) {
+		calls_seen++;
+		struct inst e = { sp + 8, top, tracked ? where : CODE_OUTSIDE,
+				  shadow[nshadow - 1].valid };
+		if (nshadow < MAXS)
 			shadow[nshadow++] = e;
 		else
 			shadow_overflow = true;
-		if (code[where].ra_index >= 0)
-			seen_ra[code[where].ra_index] = e.ra;
 	}
-	bool from_tracked = prev_tracked;
-	prev_tracked = tracked;
-	if (!tracked) {
-		unchecked++;
+	if (tracked && !code[where].plt && pc == code[where].lo) {
+		/* Entry: by the call just seen, or by a tail jump (the
+		 * instance's CFA and return address stay, its function
+		 * changes). */
+		if (shadow[nshadow - 1].cfa == sp + 8 && nshadow > 2) {
+			shadow[nshadow - 1].code = where;
+		} else if (nshadow < MAXS) {
+			/* entered neither by a call nor by a tail jump */
+			jmp_entries++;
+			shadow[nshadow++] = (struct inst){ sp + 8, top, where, false };
+		} else {
+			shadow_overflow = true;
+		}
+		if (code[where].ra_index >= 0)
+			seen_ra[code[where].ra_index] = top;
+	}
+	if (repeat) {
+		rep_steps++;
 		return;
 	}
-	check_here(uc, pc, sp, where, from_tracked);
+	if (!tracked)
+		outside_steps++;
+	check_here(uc, pc, sp, where);
 }
 
 /* ---- The chains ------------------------------------------------------ */
@@ -443,6 +567,81 @@ CHAINS_FN int ei_fixture_adapter(void *ctx)
 	return r + zero;
 }
 
+/* Through libc: qsort calling back into the program, the string
+ * functions (through the executable's PLT, to libc's IFUNC-selected
+ * versions), malloc/free, system call wrappers, clock_gettime (the vDSO),
+ * a mutex, snprintf.  Sizes are read from volatiles: real calls, not
+ * inlined copies. */
+static volatile size_t ei_small = 40, ei_large = 3000;
+static int ei_devnull = -1;
+static pthread_mutex_t ei_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+CHAINS_FN int ei_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+CHAINS_FN int ei_libc_qsort(void *ctx)
+{
+	volatile int zero = 0;
+	int a[13];
+	unsigned seed = 7u + (unsigned)((struct chains_ctx *)ctx)->pos;
+	for (int i = 0; i < 13; i++) {
+		seed = seed * 1103515245u + 12345u;
+		a[i] = (int)(seed >> 16);
+	}
+	qsort(a, 13, sizeof a[0], ei_cmp);
+	return a[0] + a[12] + zero;
+}
+
+CHAINS_FN int ei_libc_mem(void *ctx)
+{
+	static char src[4096], dst[4096];
+	volatile int zero = 0;
+	size_t n = ei_small, m = ei_large;
+	(void)ctx;
+	memset(src, 'x', m);
+	src[m - 1] = 0;
+	memcpy(dst, src, n);
+	memcpy(dst, src, m);
+	return (int)strlen(dst) + zero;
+}
+
+CHAINS_FN int ei_libc_malloc(void *ctx)
+{
+	volatile int zero = 0;
+	char *p = malloc(ei_small), *q = malloc(ei_large * 10);
+	int r = p && q;
+	(void)ctx;
+	free(q);
+	free(p);
+	return r + zero;
+}
+
+CHAINS_FN int ei_libc_sys(void *ctx)
+{
+	volatile int zero = 0;
+	struct timespec ts;
+	(void)ctx;
+	int r = getpid() > 0;
+	r += write(ei_devnull, "x", 1) == 1;
+	r += clock_gettime(CLOCK_MONOTONIC, &ts) == 0;
+	r += pthread_mutex_lock(&ei_mutex) == 0;
+	r += pthread_mutex_unlock(&ei_mutex) == 0;
+	return r + zero;
+}
+
+CHAINS_FN int ei_libc_printf(void *ctx)
+{
+	volatile int zero = 0;
+	char buf[128];
+	(void)ctx;
+	int r = snprintf(buf, sizeof buf, "%s %d %#lx %.3f|%8.2e", "every", 42, 0xabcUL, 2.5,
+			 1e-7);
+	return r + zero;
+}
+
 /* Runs entry(ctx), single-stepping it when step.  Called from main only,
  * so that shadow[0] (main) and shadow[1] (this) are the bottom of every
  * chain. */
@@ -453,7 +652,7 @@ CHAINS_FN int ei_drive(chains_fn entry, void *ctx, int step)
 				   (uintptr_t)__builtin_return_address(0), find_code((uintptr_t)ei_drive),
 				   true };
 	nshadow = 2;
-	prev_tracked = true;
+	prev_pc = prev_sp = 0;
 	stepping_done = 0;
 	if (step)
 		chains_tf_on();
@@ -507,12 +706,26 @@ static double now(void)
 static const char *sym_of(uintptr_t pc, char *buf, size_t size)
 {
 	Dl_info di;
-	if (pc && dladdr((void *)pc, &di) && di.dli_sname)
+	if (pc && dladdr((void *)pc, &di) && di.dli_sname) {
 		snprintf(buf, size, "%s+%#lx", di.dli_sname,
 			 (unsigned long)(pc - (uintptr_t)di.dli_saddr));
-	else
+	} else if (pc && dladdr((void *)pc, &di) && di.dli_fname) {
+		const char *slash = strrchr(di.dli_fname, '/');
+		snprintf(buf, size, "%s+%#lx", slash ? slash + 1 : di.dli_fname,
+			 (unsigned long)(pc - (uintptr_t)di.dli_fbase));
+	} else {
 		snprintf(buf, size, "%#lx", (unsigned long)pc);
+	}
 	return buf;
+}
+
+/* The function (or, unnamed, the object) holding pc. */
+static const char *fn_of(uintptr_t pc)
+{
+	Dl_info di;
+	if (pc && dladdr((void *)pc, &di))
+		return di.dli_sname ? di.dli_sname : di.dli_fname ? di.dli_fname : "?";
+	return "?";
 }
 
 int main(void)
@@ -545,6 +758,12 @@ int main(void)
 		{ (void *)ei_chain_adapter, "ei_chain_adapter", -1 },
 		{ (void *)ei_tail_adapter, "ei_tail_adapter", -1 },
 		{ (void *)ei_fixture_adapter, "ei_fixture_adapter", -1 },
+		{ (void *)ei_cmp, "ei_cmp", -1 },
+		{ (void *)ei_libc_qsort, "ei_libc_qsort", -1 },
+		{ (void *)ei_libc_mem, "ei_libc_mem", -1 },
+		{ (void *)ei_libc_malloc, "ei_libc_malloc", -1 },
+		{ (void *)ei_libc_sys, "ei_libc_sys", -1 },
+		{ (void *)ei_libc_printf, "ei_libc_printf", -1 },
 	};
 	bool all = true;
 	for (unsigned i = 0; i < sizeof exe_fns / sizeof exe_fns[0]; i++) {
@@ -603,7 +822,23 @@ int main(void)
 	if (!all || !chains_dl_entry)
 		CHECK_DONE();
 
-	struct flow flows[16];
+	/* The objects of unlisted code. */
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+	const void *addr[O_OTHER] = { libc ? dlsym(libc, "getpid") : NULL,
+				      (const void *)getauxval(AT_BASE),
+				      (const void *)getauxval(AT_SYSINFO_EHDR), (const void *)ei_drive };
+	for (int o = 0; o < O_OTHER; o++) {
+		struct dl_find_object r;
+		if (addr[o] && _dl_find_object((void *)addr[o], &r) == 0) {
+			outside_lo[o] = (uintptr_t)r.dlfo_map_start;
+			outside_hi[o] = (uintptr_t)r.dlfo_map_end;
+		}
+	}
+	CHECK(outside_hi[O_LIBC] && outside_hi[O_LDSO] && outside_hi[O_VDSO],
+	      "set-up: libc, ld.so and the vDSO located");
+	ei_devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	struct flow flows[24];
 	int nflows = 0;
 	flows[nflows++] = (struct flow){ .name = "exe -> linked -> dlopen",
 					 .entry = chains_ex_a,
@@ -614,6 +849,19 @@ int main(void)
 					 .ctx = { .hop = { ei_leaf } } };
 	flows[nflows++] = (struct flow){ .name = "exe realign (CFA in %rbx)",
 					 .entry = chains_realign, .ctx = { .hop = { ei_leaf } } };
+	static const struct {
+		const char *name;
+		chains_fn entry;
+	} libc_flows[] = {
+		{ "libc qsort -> ei_cmp", ei_libc_qsort },
+		{ "libc memset, memcpy, strlen", ei_libc_mem },
+		{ "libc malloc, free", ei_libc_malloc },
+		{ "libc getpid, write, clock_gettime (vDSO), mutex", ei_libc_sys },
+		{ "libc snprintf", ei_libc_printf },
+	};
+	for (unsigned i = 0; i < sizeof libc_flows / sizeof libc_flows[0]; i++)
+		flows[nflows++] = (struct flow){ .name = libc_flows[i].name,
+						 .entry = libc_flows[i].entry };
 	for (int v = 1; v <= 3; v++) {
 		static const char *const names[4][3] = {
 			{ 0 },
@@ -669,7 +917,7 @@ int main(void)
 	}
 
 	/* Per function (non-matching ones only), then per group and version. */
-	unsigned gsum[NGROUPS][7];
+	unsigned gsum[NGROUPS][9];
 	memset(gsum, 0, sizeof gsum);
 	for (int i = 0; i < ncode; i++) {
 		struct code *c = &code[i];
@@ -681,11 +929,15 @@ int main(void)
 		s[4] += c->wrong_frame;
 		s[5] += c->wrong_cfa;
 		s[6] += c->stop_bad;
+		s[7] += c->stop_sys;
+		s[8] += c->gap_spoiled;
 		if (c->checked != c->matched)
 			printf("#   %-18s %-22s %3u checked, %3u matched, %3u stopped at gap, "
-			       "%u CFA-wrong in gap, %u WRONG FRAME, %u WRONG CFA, %u STOPPED EARLY%s\n",
+			       "%u CFA-wrong in gap (%u then a PC read from it), %u stopped in unlisted "
+			       "code, %u WRONG FRAME, %u WRONG CFA, %u STOPPED EARLY%s\n",
 			       group_name[c->group], c->name, c->checked, c->matched, c->stop_gap,
-			       c->cfa_gap, c->wrong_frame, c->wrong_cfa, c->stop_bad,
+			       c->cfa_gap, c->gap_spoiled, c->stop_sys, c->wrong_frame, c->wrong_cfa,
+			       c->stop_bad,
 			       c->gap ? " (documented gap)" : "");
 	}
 	for (int i = 0; i < nfailures; i++) {
@@ -693,49 +945,103 @@ int main(void)
 		char a[160], b[160], c2[160];
 		printf("#   %s at %s [%s]: frame #%d got %s cfa %#lx, want %s cfa %#lx "
 		       "(%d frames, stop %s)\n",
-		       kind_name[f->kind], sym_of(f->pc, a, sizeof a), group_name[code[f->code].group],
+		       kind_name[f->kind], sym_of(f->pc, a, sizeof a),
+		       f->code >= 0 ? group_name[code[f->code].group] : outside_name[-1 - f->code],
 		       f->frame, sym_of(f->got_pc, b, sizeof b), (unsigned long)f->got_cfa,
 		       sym_of(f->want_pc, c2, sizeof c2), (unsigned long)f->want_cfa, f->n,
 		       sframe_bt_stop_name(f->stop));
 	}
 
-	unsigned vsum[4][7];
+	unsigned vsum[4][9];
 	memset(vsum, 0, sizeof vsum);
 	for (int g = 0; g < NGROUPS; g++) {
 		unsigned *s = gsum[g];
-		for (int j = 0; j < 7; j++)
+		for (int j = 0; j < 9; j++)
 			vsum[group_version[g]][j] += s[j];
 		printf("# %-28s V%d: %4u checked, %4u matched, %3u stopped at a documented gap, "
-		       "%u CFA wrong in a gap; %u wrong frames, %u wrong CFAs, %u early stops\n",
-		       group_name[g], group_version[g], s[0], s[1], s[2], s[3], s[4], s[5], s[6]);
+		       "%u CFA wrong in a gap, %u stopped in unlisted code; %u wrong frames, %u wrong "
+		       "CFAs, %u early stops\n",
+		       group_name[g], group_version[g], s[0], s[1], s[2], s[3], s[7], s[4], s[5], s[6]);
 	}
 	for (int v = 1; v <= 3; v++) {
 		unsigned *s = vsum[v];
 		printf("# every-insn SFrame V%d: %u instructions checked, %u matched, %u stopped at "
-		       "documented gaps (%u with a wrong CFA in the gap), %u wrong frames, %u wrong "
+		       "documented gaps (%u with a wrong CFA in the gap, %u of them then a wrong PC "
+		       "read from that CFA), %u stopped in unlisted code, %u wrong frames, %u wrong "
 		       "CFAs, %u early stops\n",
-		       v, s[0], s[1], s[2] + s[3], s[3], s[4], s[5], s[6]);
+		       v, s[0], s[1], s[2] + s[3], s[3], s[8], s[7], s[4], s[5], s[6]);
 		printf("#   V%d stops at documented gaps by reason:", v);
 		for (int r = 0; r < 16; r++)
 			if (gap_stops[v][r])
 				printf(" %s %u", sframe_bt_stop_name(r), gap_stops[v][r]);
 		printf("\n");
-		CHECK(s[0] > 0 && s[4] == 0 && s[5] == 0 && s[6] == 0,
+		/* (libc, below the program's frames, is described throughout:
+		 * no stop there either) */
+		CHECK(s[0] > 0 && s[4] == 0 && s[5] == 0 && s[6] == 0 && s[7] == 0,
 		      "every-insn SFrame V%d: %u instructions checked, %u matched, %u stopped at a "
-		      "documented gap; %u wrong frames, %u wrong CFAs, %u other early stops",
-		      v, s[0], s[1], s[2] + s[3], s[4], s[5], s[6]);
+		      "documented gap; %u wrong frames, %u wrong CFAs, %u other early stops (%u in "
+		      "libc or other unlisted code)",
+		      v, s[0], s[1], s[2] + s[3], s[4], s[5], s[6] + s[7], s[7]);
 	}
-	printf("# %lu traps, %lu instructions outside the chains (libc), %lu unverifiable, "
-	       "%lu confused; %.2f s\n",
-	       steps, unchecked, unverifiable, confused, now() - t0);
-	/* (unverifiable: PLT stubs called from untracked code, e.g. the
-	 * interceptors of a sanitizer build) */
+
+	/* Unlisted code: libc, ld.so, the vDSO, a sanitizer's runtime. */
+	unsigned osum[8];
+	memset(osum, 0, sizeof osum);
+	for (int o = 0; o < NOUTSIDE; o++) {
+		struct code *c = &outside[o];
+		unsigned v[8] = { c->checked, c->matched, c->stop_gap, c->cfa_gap, c->wrong_frame,
+				  c->wrong_cfa, c->stop_bad, c->stop_sys };
+		for (int j = 0; j < 8; j++)
+			osum[j] += v[j];
+		printf("# unlisted code in %-26s %5u instructions checked, %5u right, %u stopped "
+		       "with a reason in unlisted code, %u stopped at a documented gap below; %u "
+		       "wrong frames, %u wrong CFAs, %u stopped without a reason\n",
+		       outside_name[o], c->checked, c->matched, c->stop_sys, c->stop_gap + c->cfa_gap,
+		       c->wrong_frame, c->wrong_cfa, c->stop_bad);
+	}
+	/* Where they stopped, by function and reason. */
+	for (int i = 0; i < nsys_stops; i++) {
+		struct sys_stop *t = &sys_stops[i];
+		if (!t->count)
+			continue;
+		const char *fn = fn_of(t->stop_pc);
+		unsigned count = t->count, pcs = 1;
+		for (int k = i + 1; k < nsys_stops; k++)
+			if (sys_stops[k].count && sys_stops[k].stop == t->stop &&
+			    strcmp(fn_of(sys_stops[k].stop_pc), fn) == 0) {
+				count += sys_stops[k].count;
+				sys_stops[k].count = 0;
+				pcs++;
+			}
+		char a[160], b[160];
+		printf("#   stopped (%s) in %s: at %u PCs (first %s), %u instructions (first at %s)\n",
+		       sframe_bt_stop_name(t->stop), fn, pcs, sym_of(t->stop_pc, a, sizeof a), count,
+		       sym_of(t->insn_pc, b, sizeof b));
+	}
+	unsigned ow = osum[4] + osum[5] + osum[6];
+	/* No stop is expected there: libc, ld.so and the vDSO describe every
+	 * instruction these flows run with .eh_frame CFI. */
+	CHECK(outside[O_LIBC].checked > 2000 && outside[O_VDSO].checked > 0 && ow == 0 &&
+		      osum[7] == 0 && sys_stops_lost == 0,
+	      "every-insn through libc, ld.so, the vDSO and other unlisted code: %u instructions "
+	      "checked (libc %u, vDSO %u), %u right, %u stopped with a reason in unlisted code, "
+	      "%u stopped at a documented gap below, %u wrong",
+	      osum[0], outside[O_LIBC].checked, outside[O_VDSO].checked, osum[1], osum[7],
+	      osum[2] + osum[3], ow);
+	printf("# %lu traps (%lu more iterations of rep-prefixed instructions), %lu calls seen, "
+	       "%lu instructions in unlisted code, %lu PLT instructions not checked (not the stub's "
+	       "jmp), %lu unverifiable, %lu confused, %lu entries neither by call nor tail jump; "
+	       "%.2f s\n",
+	       steps, rep_steps, calls_seen, outside_steps, unchecked, unverifiable, confused,
+	       jmp_entries, now() - t0);
 	if (!under_valgrind())
 		CHECK(again_differ == 0 && again_same > 1000,
 		      "a second walk at each checked instruction (the exact-PC memo's) equals "
 		      "the first: %lu of %lu", again_same, again_same + again_differ);
-	CHECK(confused == 0, "shadow stack consistent at every checked instruction (%lu confused; "
-	      "%lu unverifiable, not checked)", confused, unverifiable);
+	CHECK(confused == 0 && unverifiable == 0 && jmp_entries == 0,
+	      "shadow stack consistent at every checked instruction (%lu confused, %lu unverifiable, "
+	      "%lu functions entered neither by a call nor by a tail jump)", confused, unverifiable,
+	      jmp_entries);
 
 	/* What the chains were meant to exercise really was. */
 	for (int i = 0; i < ncode; i++) {
@@ -745,6 +1051,12 @@ int main(void)
 			      "V3 chain_drap (flexible FDE): %u of %u instructions right "
 			      "(%u stopped in the epilogue, where gcc's CFI keeps a stale FP rule)",
 			      c->matched, c->checked, c->stop_gap);
+		if (c->group == G_EXE && strcmp(c->name, "ei_cmp") == 0)
+			CHECK(c->checked >= 20 && c->matched == c->checked && c->max_outside >= 2,
+			      "qsort's callback ei_cmp: %u of %u instructions right, with up to %d "
+			      "frames of unlisted code (qsort's, a sanitizer's interceptor's) between "
+			      "it and ei_libc_qsort",
+			      c->matched, c->checked, c->max_outside);
 		if (c->plt && c->checked)
 			printf("# PLT %s of %s: %u stub instructions checked, %u matched\n", c->name,
 			       group_name[c->group], c->checked, c->matched);

@@ -50,6 +50,39 @@ sec ~ /^### Warm backtraces/ && /^\| / {
 		val["ratio", f[2], "glibc"] = f[6]
 	}
 }
+sec ~ /^### Natural-end walks/ && /^\| / {
+	row(f)
+	if (f[4] == "natural end" && f[6] ~ /^[0-9.]+$/) {
+		# method build walk frames ns/call ns/frame ...
+		val["nat", f[2], f[3], "frames"] = f[5]; val["nat", f[2], f[3], "call"] = f[6]
+		val["nat", f[2], f[3], "frame"] = f[7]
+	} else if (f[3] ~ /^[0-9]+$/ && f[4] ~ /^[0-9.]+$/) {
+		# sframebt build, frames, sfb/FP a frame, a call, unw/sfb, glibc/sfb, past the chain
+		val["natr", f[2], "fpf"] = f[4]; val["natr", f[2], "fpc"] = f[5]
+		val["natr", f[2], "unw"] = f[6]; val["natr", f[2], "glibc"] = f[7]
+		val["natr", f[2], "past"] = f[8]
+	}
+}
+sec ~ /^### First interpretation of .eh_frame/ {
+	if (/^Cold CFI: /) {
+		c = $0; sub(/^Cold CFI: /, "", c); sub(/ us a CFI row.*/, "", c); val["cfi", "fresh"] = c
+		c = $0; sub(/.*first\), /, "", c); sub(/ ns in this process.*/, "", c); val["cfi", "memo"] = c
+	}
+	if (/^\| /) {
+		row(f)
+		m = f[2] ~ /^sframebt, the chain/ ? "split" : f[2] ~ /after sframe_backtrace_warmup/ ? "warm" : \
+		    f[2] == "sframebt" ? "sfb" : f[2] ~ /^unw/ ? "unw" : f[2] ~ /^glibc/ ? "glibc" : ""
+		if (m != "" && f[4] ~ /^[0-9]/) { c = f[4]; sub(/ .*/, "", c); val["natfirst", m] = c }
+	}
+}
+sec ~ /^### SIGPROF handler, depth 32, natural end/ && /^\| / {
+	row(f)
+	if (f[2] == "build" || f[2] ~ /^-/ || f[6] !~ /^[0-9]+$/) next
+	m = f[3] ~ /^frame-pointer walk, natural/ ? "fp" : f[3] ~ /natural end, object kept/ ? "kept" : \
+	    f[3] ~ /^sframebt, natural end/ ? "sfb" : f[3] ~ /^libunwind, natural/ ? "unw" : "full"
+	if (m == "full") next
+	val["natsig", f[2], m] = f[6]; val["natsig", f[2], m, "frames"] = f[4]
+}
 sec ~ /^### SIGPROF handler, depth 32, one unwinder per process/ && /^\| / {
 	row(f)
 	if (f[2] == "build" || f[2] ~ /^-/ || f[5] !~ /^[0-9]+$/) next
@@ -75,6 +108,7 @@ sec ~ /^### FDE lookups/ && /^\| / {
 sec ~ /^### Instructions per backtrace/ && /^\| / {
 	row(f)
 	if (f[9] ~ /^[0-9.]+$/) val["ir", f[2], f[3]] = f[9]
+	else if (f[4] ~ /^[0-9]+$/ && f[6] ~ /^[0-9.]+$/ && f[7] == "") val["natir", f[2], f[3]] = f[6]
 }
 sec ~ /^### System calls/ && /^\| / {
 	row(f)
@@ -106,6 +140,17 @@ END {
 		v("sig" SUBSEP "125us" SUBSEP "distinct" SUBSEP "unw") > short
 	printf "| first call with 100 objects loaded, µs | %s | - | %s | %s |\n", \
 		v("first" SUBSEP 100 SUBSEP "sfb"), v("first" SUBSEP 100 SUBSEP "unw"), v("first" SUBSEP 100 SUBSEP "glibc") > short
+	printf "| walk to the natural end (through libc to `_start`), depth 32, warm, ns a frame, main program | %s | %s | %s | %s |\n", \
+		v("nat" SUBSEP sfb SUBSEP "main" SUBSEP "frame"), v("nat" SUBSEP fpm SUBSEP "fp" SUBSEP "frame"), \
+		v("nat" SUBSEP unw SUBSEP "main" SUBSEP "frame"), v("nat" SUBSEP gl SUBSEP "main" SUBSEP "frame") > short
+	printf "| SIGPROF sample to the natural end, depth 32, ns, main program | %s | - | %s | - |\n", \
+		v("natsig" SUBSEP "main" SUBSEP "sfb"), v("natsig" SUBSEP "main" SUBSEP "unw") > short
+	printf "| SIGPROF sample to the natural end, depth 32, ns, 32 distinct functions | %s | %s | - | - |\n", \
+		v("natsig" SUBSEP "distinct" SUBSEP "sfb"), v("natsig" SUBSEP "distinct" SUBSEP "fp") > short
+	printf "| first walk to the natural end in a fresh process, µs | %s | - | %s | %s |\n", \
+		v("natfirst" SUBSEP "sfb"), v("natfirst" SUBSEP "unw"), v("natfirst" SUBSEP "glibc") > short
+	printf "| first interpretation of a `.eh_frame` row, fresh process, µs | %s | - | - | - |\n", \
+		v("cfi" SUBSEP "fresh") > short
 
 	printf "Measured by `make bench` on %s, sframebt %s:\n\n", when, rev > full
 	if (cpu != "") print "- CPU: " cpu > full
@@ -162,6 +207,62 @@ END {
 		print line > full
 	}
 	print "" > full
+	print "**Walks to the natural end** (depth 32, a buffer larger than the stack: through the" > full
+	print "chain, the driver'"'"'s frames and `main()` into libc, to `_start`; libc'"'"'s frames and" > full
+	print "`_start` unwound with `.eh_frame` CFI). The frame-pointer walk ends where frame records" > full
+	print "end (after `main()`'"'"'s return address into libc), so each method is charged per frame" > full
+	print "it returned; warm, ns (callgrind instructions a frame in brackets):" > full
+	print "" > full
+	print "| method | build | frames | ns a call | ns a frame |" > full
+	print "|---|---|---:|---:|---:|" > full
+	nm = split("fp:" fpm ";main:" sfb ";linked:" sfb ";v3:" sfb ";main:" unw ";main:" gl, L, ";")
+	for (i = 1; i <= nm; i++) {
+		b = substr(L[i], 1, index(L[i], ":") - 1); m = substr(L[i], index(L[i], ":") + 1)
+		if (!(("nat" SUBSEP m SUBSEP b SUBSEP "call") in val)) continue
+		printf "| %s | %s | %s | %s | %s (%s) |\n", m, b, v("nat" SUBSEP m SUBSEP b SUBSEP "frames"), \
+			v("nat" SUBSEP m SUBSEP b SUBSEP "call"), v("nat" SUBSEP m SUBSEP b SUBSEP "frame"), \
+			v("natir" SUBSEP m SUBSEP b) > full
+	}
+	print "" > full
+	print "Paired ratios (the median over the rounds of each round'"'"'s ratio), and what a frame" > full
+	print "past the chain costs sframebt (natural end against a full 32-entry buffer):" > full
+	print "" > full
+	print "| build | sframebt / frame-pointer walk, a frame | a call | libunwind / sframebt | glibc / sframebt | ns a frame past the chain |" > full
+	print "|---|---:|---:|---:|---:|---:|" > full
+	nb = split("main linked v1 v2 v3", B, " ")
+	for (i = 1; i <= nb; i++)
+		if (("natr" SUBSEP B[i] SUBSEP "fpf") in val)
+			printf "| %s | %s | %s | %s | %s | %s |\n", B[i], v("natr" SUBSEP B[i] SUBSEP "fpf"), \
+				v("natr" SUBSEP B[i] SUBSEP "fpc"), v("natr" SUBSEP B[i] SUBSEP "unw"), \
+				v("natr" SUBSEP B[i] SUBSEP "glibc"), v("natr" SUBSEP B[i] SUBSEP "past") > full
+	print "" > full
+	print "**SIGPROF samples to the natural end**, depth 32, one unwinder per process, 125 µs" > full
+	print "apart, median ns in the handler (frames in brackets):" > full
+	print "" > full
+	print "| build | sframebt | kept loaded | frame-pointer walk | libunwind |" > full
+	print "|---|---:|---:|---:|---:|" > full
+	nb = split("main linked v3 distinct", B, " ")
+	for (i = 1; i <= nb; i++) {
+		b = B[i]
+		if (!(("natsig" SUBSEP b SUBSEP "sfb") in val)) continue
+		line = "| " b " |"
+		nk = split("sfb kept fp unw", K, " ")
+		for (k = 1; k <= nk; k++) {
+			c = v("natsig" SUBSEP b SUBSEP K[k])
+			if (("natsig" SUBSEP b SUBSEP K[k] SUBSEP "frames") in val)
+				c = c " (" val["natsig", b, K[k], "frames"] ")"
+			line = line " " c " |"
+		}
+		print line > full
+	}
+	print "" > full
+	printf "**A `.eh_frame` row first seen** costs %s µs in a fresh process (the first walk through\n", v("cfi" SUBSEP "fresh") > full
+	printf "libc after the chain'"'"'s SFrame rows were memoised, less a warm walk, a CFI row) and %s ns\n", v("cfi" SUBSEP "memo") > full
+	print "with the row memo emptied in a warm process. The first walk to the natural end in a" > full
+	printf "fresh process: sframebt %s µs (%s after `sframe_backtrace_warmup()`), libunwind %s µs,\n", \
+		v("natfirst" SUBSEP "sfb"), v("natfirst" SUBSEP "warm"), v("natfirst" SUBSEP "unw") > full
+	printf "glibc %s µs.\n", v("natfirst" SUBSEP "glibc") > full
+	print "" > full
 	print "**First call** in a fresh process that has `dlopen()`ed K small objects, µs" > full
 	print "(page faults in brackets):" > full
 	print "" > full
@@ -186,9 +287,12 @@ END {
 	printf "| 4097 functions, 256-bucket index (as built) | %s | %s |\n", v("lk" SUBSEP "256" SUBSEP "warm"), v("lk" SUBSEP "256" SUBSEP "cold") > full
 	printf "| real code (sframebt built -O2 -fomit-frame-pointer) | %s | %s |\n", v("lk" SUBSEP "real" SUBSEP "warm"), v("lk" SUBSEP "real" SUBSEP "cold") > full
 	print "" > full
-	printf "System calls per warm backtrace: %s (%s in the SIGPROF handler; libunwind %s).\n", \
+	printf "System calls per warm backtrace: %s (%s in the SIGPROF handler; libunwind %s); to the\n", \
 		v("sys" SUBSEP "sframebt" SUBSEP "v1"), v("sys" SUBSEP "sframebt (SIGPROF handler)" SUBSEP "v1"), \
 		v("sys" SUBSEP "unw (SIGPROF handler)" SUBSEP "v1") > full
+	printf "natural end: %s (main program), %s (`dlopen()`ed), %s in the SIGPROF handler.\n", \
+		v("sys" SUBSEP "sframebt-nat" SUBSEP "main"), v("sys" SUBSEP "sframebt-nat" SUBSEP "v3"), \
+		v("sys" SUBSEP "sframebt-nat (SIGPROF handler)" SUBSEP "v1") > full
 	print "" > full
 	print "**Targets** checked by the run:" > full
 	print "" > full

@@ -44,9 +44,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
-#include "elf_phdrs.h"
-#include "memread.h"
 
 #define TABLE_MAX 512
 #define PAGE_MASK ((uintptr_t)4095)
@@ -144,18 +145,49 @@ static int discover_static(void *pc, struct sfb_found *out)
 
 /* ---- The table ----------------------------------------------------------- */
 
-/* Is the object recorded in e still the one mapped there?  Probed first:
- * after a dlclose() the page may be gone. */
-static bool still_there(const struct entry *e)
+/* Copy len bytes at addr, or fail if any of them is not mapped readable
+ * now: the kernel copies, so an object unmapped meanwhile cannot fault
+ * the walk here. */
+static bool copy_mapped(void *to, uintptr_t addr, size_t len)
 {
-	if (!e->ehdr || e->ehdr != e->start || !sfb_probe_readable(e->ehdr))
+	struct iovec local = { to, len }, remote = { (void *)addr, len };
+	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) ==
+	       (long)len;
+}
+
+/* Does a PT_LOAD segment hold pc?  The kernel maps the program and the
+ * dynamic linker segment by segment, and may put other mappings in the
+ * holes between their segments. */
+static bool in_segment(const ElfW(Phdr) *ph, unsigned n, uintptr_t bias, uintptr_t pc)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && pc - bias - (ph[i].p_vaddr & ~PAGE_MASK) <
+							  ph[i].p_memsz + (ph[i].p_vaddr & PAGE_MASK))
+			return true;
+	return false;
+}
+
+/* Is the object recorded in e still the one mapped there, and does one of
+ * its segments hold pc?  After a dlclose() its pages may be gone, or
+ * another object's: its ELF and program headers are copied (never read
+ * in place) and compared with what the refresh recorded.  Objects that
+ * stay are read in place. */
+static bool still_there(const struct entry *e, uintptr_t pc)
+{
+	if (e->flags & (SFB_FOUND_STAYS | SFB_FOUND_MAIN))
+		return in_segment(e->phdr, e->phnum, e->bias, pc);
+	ElfW(Ehdr) eh;
+	ElfW(Phdr) ph[32];
+	if (!e->ehdr || e->ehdr != e->start || e->phnum > 32 ||
+	    !copy_mapped(&eh, e->ehdr, sizeof eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum != e->phnum ||
+	    e->ehdr + eh.e_phoff != (uintptr_t)e->phdr ||
+	    !copy_mapped(ph, (uintptr_t)e->phdr, e->phnum * sizeof ph[0]))
 		return false;
-	unsigned n = 0;
-	const ElfW(Phdr) *ph = sfb_loaded_phdrs(e->start, e->end, &n);
 	struct entry now;
-	return ph == e->phdr && n == e->phnum && entry_from(ph, n, e->bias, &now) &&
-	       now.start == e->start && now.end == e->end && now.dyn == e->dyn &&
-	       now.ehdr == e->ehdr;
+	return entry_from(ph, e->phnum, e->bias, &now) && now.start == e->start &&
+	       now.end == e->end && now.dyn == e->dyn && now.ehdr == e->ehdr &&
+	       in_segment(ph, e->phnum, e->bias, pc);
 }
 
 static int discover_table(void *pc, struct sfb_found *out)
@@ -183,7 +215,7 @@ static int discover_table(void *pc, struct sfb_found *out)
 			continue;
 		if (!hit || a - e.start >= e.end - e.start)
 			return -1;
-		if (!(e.flags & (SFB_FOUND_STAYS | SFB_FOUND_MAIN)) && !still_there(&e))
+		if (!still_there(&e, a))
 			return -1;
 		found_from(&e, out);
 		return 0;

@@ -175,6 +175,9 @@ struct wobj {
 	uintptr_t lo, hi;
 };
 static struct wobj w_libc, w_ldso;
+/* Before glibc 2.34 threads start in libpthread.so.0 (start_thread), an
+ * object of its own: counted as libc. */
+static struct wobj w_pthread;
 
 static UNUSED_FN int obj_of(const void *addr, struct wobj *o)
 {
@@ -196,6 +199,11 @@ static UNUSED_FN void objs_init(void)
 	/* ld.so: its load address is in the auxiliary vector. */
 	if (obj_of((const void *)getauxval(AT_BASE), &w_ldso))
 		w_ldso = (struct wobj){ 0, 0 };
+#if __GLIBC__ == 2 && __GLIBC_MINOR__ < 34
+	void *p = dlopen("libpthread.so.0", RTLD_NOLOAD | RTLD_LAZY);
+	if (p && obj_of(dlsym(p, "pthread_create"), &w_pthread))
+		w_pthread = (struct wobj){ 0, 0 };
+#endif
 }
 
 static inline int in_obj(const struct wobj *o, uintptr_t pc)
@@ -204,11 +212,11 @@ static inline int in_obj(const struct wobj *o, uintptr_t pc)
 }
 static inline int in_libc(uintptr_t pc)
 {
-	return in_obj(&w_libc, pc);
+	return in_obj(&w_libc, pc) || in_obj(&w_pthread, pc);
 }
 static inline int in_sys(uintptr_t pc) /* libc or ld.so */
 {
-	return in_obj(&w_libc, pc) || in_obj(&w_ldso, pc);
+	return in_libc(pc) || in_obj(&w_ldso, pc);
 }
 
 /* The program's entry point (crt1.o: no .sframe, CFI that marks the RA

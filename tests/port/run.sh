@@ -8,7 +8,8 @@
 #   musl-static   musl-gcc -static (__ehdr_start)
 # Each configuration builds the library in its own build-port-* directory
 # and runs tests/port/t_port_walk.c (chains, SIGPROF samples, a crash,
-# a dlopen()ed object where there is a dynamic linker).  Prints "ok - " /
+# a dlopen()ed object where there is a dynamic linker); glibc 2.31 also
+# runs the walker tests (t_walk_chains, t_walk_signals, t_churn ...).  Prints "ok - " /
 # "not ok - " lines and ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -71,7 +72,8 @@ fi
 # --- glibc 2.31 (Debian bullseye) -------------------------------------------
 TC=${SFB_TC:-${SFRAME_TOOLCHAINS:-$HOME/.cache/sframebt-toolchains}}
 R=$TC/root/glibc231
-if bash -c '. tests/fixtures/toolchains.sh && tc_fetch bullseye glibc231 libc6 libc6-dev linux-libc-dev'; then
+if bash -c '. tests/fixtures/toolchains.sh &&
+	tc_fetch bullseye glibc231 libc6 libc6-dev linux-libc-dev libgcc-s1'; then
 	# The packages' links are absolute (/lib/...): make them point
 	# inside the unpacked tree, where the linker and loader look.
 	for d in "$R/lib64" "$R/usr/lib/x86_64-linux-gnu"; do
@@ -97,6 +99,27 @@ if bash -c '. tests/fixtures/toolchains.sh && tc_fetch bullseye glibc231 libc6 l
 		readelf -lW $B/tests/t_port_walk | grep -q "interpreter: $LIB/ld-linux"
 		check glibc-2.31 $? "t_port_walk runs with bullseye's ld.so"
 		run glibc-2.31 $B/tests/t_port_walk
+		# The walker tests, with tests/port/dlfo_compat.h: their
+		# ground truth asks _dl_find_object(), and they walk through
+		# objects right after dlopen().  Left out: t_interpose (its
+		# calloc() interposer recurses through libdl's dlsym(), which
+		# calls calloc() before glibc 2.34), t_keep_loaded and t_memo
+		# (they interpose _dl_find_object() itself), t_cfi_oracle and
+		# t_unw_compare (host readelf and libunwind).
+		W="t_walk_chains t_walk_signals t_every_insn t_first_call t_churn t_garbage
+			t_symbolize t_overflow t_cfi t_decode"
+		TF="-std=gnu11 -Wall -Wextra -Werror -I. -Isrc -Itests -O2 -g"
+		TF="$TF -include tests/port/dlfo_compat.h"
+		if make -j"$J" B="$B" CC="$CC231" TESTFLAGS="$TF" \
+			$(for t in $W; do echo "$B/tests/$t"; done) >>"$B.log" 2>&1; then
+			for t in $W; do
+				run glibc-2.31 "$B/tests/$t"
+			done
+		else
+			echo "not ok - [glibc-2.31] walker tests: build failed"
+			tail -15 "$B.log" | sed 's/^/#   /'
+			fail=$((fail + 1))
+		fi
 	fi
 else
 	echo "not ok - [glibc-2.31] cannot fetch Debian bullseye's libc6 and libc6-dev"

@@ -1,24 +1,27 @@
 /* Whole stacks against libunwind: four threads doing libc-heavy work
  * (qsort calling back into the program, malloc/free, memset/memcpy/strlen
  * on large buffers, snprintf, write() to /dev/null, nanosleep,
- * clock_gettime in the vDSO, a contended mutex) are sampled with SIGPROF
- * from per-thread CPU-time timers.  The handler walks the interrupted
- * context twice: with sframe_backtrace_ex(uc) and with libunwind
- * (unw_init_local2(uc, UNW_INIT_SIGNAL_FRAME), a local walk from a
- * signal handler, which libunwind supports).  After the run, in normal
- * context, every sample's two stacks are compared whole: the same number
- * of frames, the same PCs (frame 0 the interrupted PC, then return
- * addresses as both report them) and the same CFAs (libunwind's SP of
- * frame k+1 is frame k's CFA).  At least 99.9% must be equal; every
- * disagreement is printed with both stacks, symbolized, sframebt's stop
- * reason and each frame's source.
+ * clock_gettime in the vDSO, a contended mutex) are sampled with SIGPROF,
+ * from per-thread CPU-time timers (at most one expiry per scheduler tick)
+ * and from tgkill() at wall-clock intervals (which also lands in threads
+ * blocked in a system call); the main thread, sending them, samples
+ * itself too.  The handler walks the interrupted context twice: with
+ * sframe_backtrace_ex(uc) and with libunwind (unw_init_local2(uc,
+ * UNW_INIT_SIGNAL_FRAME), a local walk from a signal handler, which
+ * libunwind supports).  After the run, in normal context, every sample's
+ * two stacks are compared whole: the same number of frames, the same PCs
+ * (frame 0 the interrupted PC, then return addresses as both report them)
+ * and the same CFAs (libunwind's SP of frame k+1 is frame k's CFA), and
+ * both must say the stack ended there.  At least 99.9% must be equal;
+ * every disagreement is printed with its reason and, for the first 200,
+ * both stacks symbolized, sframebt's stop reason and each frame's source.
  *
  * The program's functions are built without frame pointers and with
  * SFrame (tests/unw_compare.mk.inc): sframebt unwinds them with SFrame
  * rows, libunwind with .eh_frame; libc, ld.so and the vDSO both unwind
  * with .eh_frame, each with its own decoder.  Both walks end where the
- * stack ends: the thread's clone3 frame, whose CFI marks the return
- * address undefined. */
+ * stack ends, as gdb's backtrace does: a thread's clone3 frame, or the
+ * main thread's _start, whose CFI marks the return address undefined. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -334,12 +337,15 @@ int main(void)
 	 * blocked in a system call (nanosleep, futex, write). */
 	pid_t pid = getpid();
 	unsigned sent = 0;
+	self_idx = NTHREADS; /* the main thread: samples itself, down to _start */
 	while (now_s() - t0 < seconds && atomic_load(&nsamples) < MAXSAMPLES) {
 		for (int i = 0; i < NTHREADS; i++) {
 			pid_t tid = atomic_load(&t[i].tid);
 			if (tid > 0 && syscall(SYS_tgkill, pid, tid, SIGPROF) == 0)
 				sent++;
 		}
+		if (syscall(SYS_tgkill, pid, pid, SIGPROF) == 0)
+			sent++;
 		struct timespec ts = { 0, 300000 };
 		nanosleep(&ts, NULL);
 	}
@@ -356,7 +362,7 @@ int main(void)
 	if (ns > MAXSAMPLES)
 		ns = MAXSAMPLES;
 	unsigned equal = 0, differ = 0, sys0 = 0, sys_frames = 0, by_src[6] = { 0 };
-	unsigned stops[16] = { 0 }, timer = 0, printed = 0;
+	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0;
 	/* frame 0 by object: libc, ld.so, vDSO, the program, other */
 	unsigned where0[5] = { 0 };
 	struct wobj vdso = { 0, 0 }, exe = { 0, 0 };
@@ -386,14 +392,17 @@ int main(void)
 			maxdepth = s->n_sfb;
 		if (!why) {
 			equal++;
+			main_equal += s->thread == NTHREADS && s->n_sfb > 1 &&
+				      in_start(s->sfb_pc[s->n_sfb - 1] - 1);
 			continue;
 		}
 		differ++;
 		/* every disagreement, with both stacks for the first 200 */
 		printf("# sample %u (thread %d, %s) differs: %s at frame %d; sframebt %d frames, "
 		       "stop %s at %#lx; libunwind %d frames, last unw_step %d\n",
-		       i, s->thread, s->from_timer ? "CPU timer" : "tgkill", why, at, s->n_sfb, sframe_bt_stop_name(s->st.stop),
-		       (unsigned long)s->st.stop_pc, s->n_unw, s->unw_end);
+		       i, s->thread, s->from_timer ? "CPU timer" : "tgkill", why, at, s->n_sfb,
+		       sframe_bt_stop_name(s->st.stop), (unsigned long)s->st.stop_pc, s->n_unw,
+		       s->unw_end);
 		if (++printed > 200)
 			continue;
 		for (int k = 0; k < s->n_sfb; k++)
@@ -402,11 +411,12 @@ int main(void)
 			print_frame("libunwind", k, s->unw_pc[k],
 				    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
 	}
-	printf("# %u samples from %d threads (%u from CPU timers, %u of %u tgkill()s; %ld work "
-	       "loops, %.1f s): %u equal, %u differing; %lu frames (deepest %d), frame 0 in "
-	       "libc/ld.so in %u samples; frames after frame 0 in libc/ld.so: %u\n",
+	printf("# %u samples from %d threads and main (%u from CPU timers, %u of %u tgkill()s; "
+	       "%ld work loops, %.1f s): %u equal, %u differing; %lu frames (deepest %d), frame 0 "
+	       "in libc/ld.so in %u samples; frames after frame 0 in libc/ld.so: %u; main's "
+	       "samples equal and ending in _start: %u\n",
 	       ns, NTHREADS, timer, ns - timer, sent, loops, now_s() - t0, equal, differ, frames,
-	       maxdepth, sys0, sys_frames);
+	       maxdepth, sys0, sys_frames, main_equal);
 	printf("# frame 0 in: libc %u, ld.so %u, vDSO %u, the program %u, elsewhere %u\n",
 	       where0[0], where0[1], where0[2], where0[3], where0[4]);
 	printf("# sframebt frame sources after frame 0:");
@@ -424,6 +434,7 @@ int main(void)
 	CHECK(ns > 0 && (double)equal >= 0.999 * ns,
 	      "whole stacks equal to libunwind's in %u of %u samples (%u differing; at least "
 	      "99.9%% equal)", equal, ns, differ);
+	CHECK(main_equal > 0, "the main thread's stacks too, to _start: %u equal", main_equal);
 	CHECK(sys0 > ns / 10 && by_src[SFRAME_BT_FROM_EH_FRAME] > 0 &&
 		      by_src[SFRAME_BT_FROM_SFRAME] > 0,
 	      "the samples cover libc (frame 0 there in %u) and both row sources (%u SFrame, "

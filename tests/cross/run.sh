@@ -10,18 +10,22 @@
 #   aarch64-v1-pacb   2.40, -mbranch-protection=pac-ret+b-key (key B)
 #   s390x-v3          sid (the first binutils with s390x SFrame)
 # qemu-aarch64 runs with -cpu max, so return addresses really are signed.
+# First the plain cross builds with this machine's binutils (make
+# test-build and make install for each architecture), then the variants.
 # Usage: tests/cross/run.sh BUILD_DIR [VARIANT...]
 # Prints "ok - " / "not ok - " lines and "N passed, N failed".
 set -u
 B=${1:-build}
 shift 2>/dev/null
 VARIANTS=${*:-"aarch64-v1 aarch64-v2 aarch64-v3 aarch64-v3-pac aarch64-v1-pacb s390x-v3"}
+ARCHES=$(for v in $VARIANTS; do echo "${v%%-*}"; done | sort -u)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 
 . tests/install-deps.sh
 install_deps gcc-aarch64-linux-gnu gcc-s390x-linux-gnu libc6-dev-arm64-cross \
-	libc6-dev-s390x-cross qemu-user make >/dev/null
+	libc6-dev-s390x-cross g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user make \
+	file >/dev/null
 mkdir -p "$B/cross"
 TC=${SFB_TC:-${SFRAME_TOOLCHAINS:-$HOME/.cache/sframebt-toolchains}}
 bash -c '. tests/fixtures/toolchains.sh
@@ -39,6 +43,27 @@ count() {
 	p=$(grep -c '^ok - ' "$1") f=$(grep -c '^not ok - ' "$1")
 	pass=$((pass + p)) fail=$((fail + f))
 }
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+notok() { echo "not ok - $*"; fail=$((fail + 1)); }
+
+# The plain cross builds, with this machine's binutils: the library, the
+# examples and every test program warning-free (-Werror), and installed.
+for arch in $ARCHES; do
+	d=$B/cross/build-$arch
+	if make -s -j2 B="$d" CC="$arch-linux-gnu-gcc" test-build >"$d.log" 2>&1; then
+		ok "$arch: make CC=$arch-linux-gnu-gcc builds the library, examples and tests"
+	else
+		notok "$arch: make CC=$arch-linux-gnu-gcc test-build (see $d.log)"
+	fi
+	rm -rf "$d.inst"
+	if make -s B="$d" CC="$arch-linux-gnu-gcc" install PREFIX="$d.inst" >>"$d.log" 2>&1 &&
+	   file -L "$d.inst/lib/libsframebt.so" | grep -q "$(case $arch in
+		aarch64) echo 'ARM aarch64' ;; s390x) echo 'IBM S/390' ;; esac)"; then
+		ok "$arch: make install PREFIX=dir installs the $arch library"
+	else
+		notok "$arch: make install (see $d.log)"
+	fi
+done
 for v in $VARIANTS; do
 	arch=${v%%-*} rest=${v#*-} ver=${rest%%-*} opt=${rest#"$ver"}
 	cc="$arch-linux-gnu-gcc"

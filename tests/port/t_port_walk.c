@@ -222,6 +222,7 @@ static bool dl_chain_ok(void)
 	       dl_frames[3].pc == dl_ra[0];
 }
 
+#ifdef __x86_64__
 /* A context whose PC lies in code that is gone: the walk must stop at once
  * with no-object, never read the unloaded object. */
 static int walk_at(uintptr_t pc, struct sframe_bt_status *st)
@@ -234,6 +235,7 @@ static int walk_at(uintptr_t pc, struct sframe_bt_status *st)
 	struct sframe_bt_frame f[8];
 	return sframe_backtrace_ex(&uc, f, 8, 0, st);
 }
+#endif
 
 static void test_dlopen(const char *dir)
 {
@@ -270,6 +272,7 @@ static void test_dlopen(const char *dir)
 		      !strcmp(sym.object + ol - 10, "port_dl.so"),
 	      "symbolize: a return address in the object is port_dl2 in port_dl.so (%s in %s)",
 	      sym.name, sym.object);
+#ifdef __x86_64__
 	struct sframe_bt_status st;
 	int n = walk_at(dl2 + 4, &st);
 	CHECK(n >= 1 && st.stop != SFRAME_BT_STOP_NO_OBJECT,
@@ -281,9 +284,9 @@ static void test_dlopen(const char *dir)
 	CHECK(n == 1 && st.stop == SFRAME_BT_STOP_NO_OBJECT,
 	      "after dlclose, without a refresh, a context in the unloaded object stops at "
 	      "once with no-object (%d frames, %s)", n, sframe_bt_stop_name(st.stop));
-#else
-	(void)dl2;
 #endif
+#endif
+	(void)dl2;
 }
 #endif
 
@@ -292,7 +295,12 @@ int main(int argc, char **argv)
 	(void)argc;
 	test_chain();
 	test_samples();
-	test_crash();
+	/* memcheck rightly reports the NULL store (t_crash_handler.sh covers
+	 * crash walks under valgrind). */
+	if (under_valgrind())
+		printf("# crash: left out under valgrind\n");
+	else
+		test_crash();
 #ifdef PORT_DLOPEN
 	char dir[4096];
 	const char *slash = strrchr(argv[0], '/');

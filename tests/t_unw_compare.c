@@ -1,7 +1,8 @@
 /* Whole stacks against libunwind: four threads doing libc-heavy work
  * (qsort calling back into the program, malloc/free, memset/memcpy/strlen
  * on large buffers, snprintf, write() to /dev/null, nanosleep,
- * clock_gettime in the vDSO, a contended mutex) are sampled with SIGPROF,
+ * clock_gettime in the vDSO, a contended mutex, a qsort in a handler of
+ * a signal the thread raises itself) are sampled with SIGPROF,
  * from per-thread CPU-time timers (at most one expiry per scheduler tick)
  * and from tgkill() at wall-clock intervals (which also lands in threads
  * blocked in a system call); the main thread, sending them, samples
@@ -185,6 +186,36 @@ NOINL int uc_lock(void)
 	return (int)(shared_count & 1);
 }
 
+/* Work inside a signal handler (SIGUSR2, raised by the thread itself):
+ * samples taken there cross the kernel's signal frame (__restore_rt). */
+static volatile unsigned long in_handler_sink;
+
+NOINL int uc_in_handler_work(void)
+{
+	int a[300];
+	uint64_t rnd = 12345;
+	for (int i = 0; i < 300; i++)
+		a[i] = (int)(rnd_next(&rnd) >> 40);
+	qsort(a, 300, sizeof a[0], uc_cmp_int);
+	char b[2048];
+	memset(b, a[7] & 0x7f, sizeof b);
+	return a[150] + b[100];
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	in_handler_sink += (unsigned long)uc_in_handler_work();
+	errno = saved;
+}
+
+NOINL int uc_signal(void)
+{
+	raise(SIGUSR2);
+	return (int)(in_handler_sink & 1);
+}
+
 struct thr {
 	int idx;
 	pthread_t th;
@@ -204,11 +235,12 @@ NOINL void *uc_thread(void *arg)
 	unsigned long r = 0;
 	while (!t->stop) {
 		/* each thread its own mix */
-		switch ((t->loops + t->idx) % 5) {
+		switch ((t->loops + t->idx) % 6) {
 		case 0: r += (unsigned)uc_qsort(&rnd); break;
 		case 1: r += (unsigned)uc_mem(&rnd); break;
 		case 2: r += (unsigned)uc_io(fd, &rnd); break;
 		case 3: r += (unsigned)uc_time(); break;
+		case 4: r += (unsigned)uc_signal(); break;
 		default: r += (unsigned)uc_lock(); break;
 		}
 		t->loops++;
@@ -321,6 +353,9 @@ int main(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPROF, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR2, &sa, NULL);
 	atomic_store(&sampling, 1);
 
 	struct thr t[NTHREADS];
@@ -362,7 +397,7 @@ int main(void)
 	if (ns > MAXSAMPLES)
 		ns = MAXSAMPLES;
 	unsigned equal = 0, differ = 0, sys0 = 0, sys_frames = 0, by_src[6] = { 0 };
-	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0;
+	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0, crossed = 0;
 	/* frame 0 by object: libc, ld.so, vDSO, the program, other */
 	unsigned where0[5] = { 0 };
 	struct wobj vdso = { 0, 0 }, exe = { 0, 0 };
@@ -392,6 +427,7 @@ int main(void)
 			maxdepth = s->n_sfb;
 		if (!why) {
 			equal++;
+			crossed += s->st.frames_signal > 0;
 			main_equal += s->thread == NTHREADS && s->n_sfb > 1 &&
 				      in_start(s->sfb_pc[s->n_sfb - 1] - 1);
 			continue;
@@ -434,6 +470,8 @@ int main(void)
 	CHECK(ns > 0 && (double)equal >= 0.999 * ns,
 	      "whole stacks equal to libunwind's in %u of %u samples (%u differing; at least "
 	      "99.9%% equal)", equal, ns, differ);
+	CHECK(crossed > 0, "samples taken in a signal handler, across the signal frame: %u equal",
+	      crossed);
 	CHECK(main_equal > 0, "the main thread's stacks too, to _start: %u equal", main_equal);
 	CHECK(sys0 > ns / 10 && by_src[SFRAME_BT_FROM_EH_FRAME] > 0 &&
 		      by_src[SFRAME_BT_FROM_SFRAME] > 0,

@@ -231,6 +231,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 				END {
 					name["nat-fp"] = "frame-pointer walk"; name["nat-sframebt"] = "sframebt"
 					name["nat-unw"] = "libunwind unw_backtrace"; name["nat-glibc"] = "glibc backtrace()"
+					name["nat-sframebt-exact"] = "sframebt, a buffer of exactly the frames (to _start)"
 					for (i = 1; i <= n; i++)
 						printf "| %s | %s | %d | %.0f | %.1f |\n", name[m[i]], b[i], f[i], v[i] - e, (v[i] - e) / f[i]
 				}' "$D/cg/summary.txt"

@@ -12,17 +12,26 @@
  *                        (where the <= 300 ns target is judged), then
  *                        main, distinct and v3 at 1 ms (a 1 kHz profiler)
  *   async-only M B N [US]  N SIGPROF samples of one method (M: sframebt,
- *                        sframebt-kept, unw or fp), US us apart
+ *                        sframebt-kept, unw or fp; with -nat: walked to
+ *                        the natural end), US us apart
  *                        (default 125) (for strace -c)
  *   firstcall            first backtrace in fresh processes with 1/10/100
  *                        objects loaded (spawns "firstcall-child K METHOD")
  *   callgrind            fixed batches under valgrind --tool=callgrind,
  *                        one dump per (method, build, depth), and one per
  *                        coarse-index size for the lookups below
+ *   natural              walks to the stack's natural end (through libc to
+ *                        _start, a NAT_SIZE buffer) at depth 32: warm
+ *                        against the frame-pointer walk to its own end,
+ *                        libunwind and glibc; a .eh_frame row's first
+ *                        interpretation (memo emptied, and fresh processes:
+ *                        "natcold-child METHOD NPRE"); SIGPROF samples
+ *                        walked to the natural end, one unwinder a process
  *   lookup               FDE lookups in libbench-big.so (4096 functions),
  *                        warm and with the section flushed from the caches,
  *                        without and with coarse indexes of several sizes
- *   syscalls M B D N     warm up, then N backtraces (for strace -c)
+ *   syscalls M B D N     warm up, then N backtraces (for strace -c); M-nat:
+ *                        walked to the natural end (D = 32)
  *   spin M B D SECONDS   backtraces in a loop (for perf record)
  * M: fp | sframebt | unw | glibc;
  * B: fp | v1 | v2 | v3 | main | linked | distinct.
@@ -43,7 +52,9 @@
  * `depth` recursive frames, with a buffer of exactly `depth` entries.  So
  * every method must return exactly `depth` frames, all inside the chain,
  * and each frame is checked against ground truth (the chain records its
- * own return addresses; frame 0 must equal the frame-pointer walk's). */
+ * own return addresses; frame 0 must equal the frame-pointer walk's).
+ * The natural mode gives the same call site a buffer larger than the
+ * stack instead, and checks each trace against libunwind's. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -53,6 +64,7 @@
 #include <libunwind.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -456,6 +468,7 @@ struct run {
 	unsigned long allocs;
 	void **ref; /* natural-end rows: a reference trace (libunwind), untimed */
 	int ref_n;
+	bool to_ref; /* a buffer of exactly ref_n entries (the walk ends full, at _start) */
 };
 
 /* Natural-end walks: a buffer larger than the whole stack, so that a walk
@@ -472,8 +485,11 @@ static NOINLINE int timed_cb(void *arg)
 	int size = r->size;
 	long iters = r->iters, sum = 0;
 	int cg = r->cg;
-	if (r->ref)
+	if (r->ref) {
 		r->ref_n = unw_backtrace(r->ref, NAT_SIZE);
+		if (r->to_ref)
+			size = r->ref_n;
+	}
 	unsigned long a0 = allocs_now();
 	uint64_t c0 = cpu_ns(), t0 = now_ns();
 	if (cg)
@@ -514,6 +530,8 @@ static bool trace_ok(const struct build *b, void *cb_ra, void *const *buf, int n
 struct row {
 	int kind, build;
 	bool nat;            /* walked to the natural end (NAT_SIZE buffer), depth 32 only */
+	bool to_ref;         /* nat, but a buffer of exactly the natural frame count */
+	bool thread;         /* the chain runs on a new thread (natural end: clone3) */
 	int frames;          /* natural-end rows: frames a call returned (last batch) */
 	double *ns[3];       /* per depth: CPU ns per backtrace, one per round */
 	double *wall[3];     /* the same in wall-clock time */
@@ -588,6 +606,19 @@ static bool nat_trace_ok(int kind, void *cb_ra, void *const *buf, int n, void *c
 	return true;
 }
 
+struct on_thread {
+	const struct build *b;
+	int depth;
+	struct run *r;
+};
+
+static void *on_thread_main(void *arg)
+{
+	struct on_thread *t = arg;
+	t->b->entry(t->depth, timed_cb, t->r);
+	return NULL;
+}
+
 /* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
  * the frame count of every iteration and the PCs of the last. */
 static double batch_wall(struct row *rw, int di, long iters, int cg, double *wall)
@@ -597,8 +628,17 @@ static double batch_wall(struct row *rw, int di, long iters, int cg, double *wal
 	void *buf[NAT_SIZE + 8], *ref[NAT_SIZE + 8];
 	memset(buf, 0, sizeof buf);
 	struct run r = { .fn = mk_fn[rw->kind], .size = rw->nat ? NAT_SIZE : depth,
-			 .iters = iters, .buf = buf, .cg = cg, .ref = rw->nat ? ref : NULL };
-	b->entry(depth, timed_cb, &r);
+			 .iters = iters, .buf = buf, .cg = cg, .ref = rw->nat ? ref : NULL,
+			 .to_ref = rw->to_ref };
+	if (rw->thread) {
+		/* The timing is the thread's own (timed_cb), not its creation. */
+		struct on_thread t = { b, depth, &r };
+		pthread_t th;
+		if (pthread_create(&th, NULL, on_thread_main, &t) || pthread_join(th, NULL))
+			die("pthread_create");
+	} else {
+		b->entry(depth, timed_cb, &r);
+	}
 	char why[120];
 	if (rw->nat) {
 		/* Every call of the batch returned the last call's count. */
@@ -2221,8 +2261,8 @@ static void nat_describe(const struct nat_probe *p, char *out, size_t len)
 				break;
 			run++;
 		}
-		at += (size_t)snprintf(out + at, at < len ? len - at : 0, "%s%s%s", k ? ", " : "",
-				       what, "");
+		at += (size_t)snprintf(out + at, at < len ? len - at : 0, "%s%s", k ? ", " : "",
+				       what);
 		if (run > 1 && at < len)
 			at += (size_t)snprintf(out + at, len - at, " x%d", run);
 		k += run;
@@ -2259,12 +2299,26 @@ static void add_nat_rows(void)
 	add_nat_row(MK_SFB, B_FP, false);
 	for (int i = 0; i < N_NAT_BUILDS; i++)
 		add_nat_row(MK_SFB, nat_builds[i], false);
+	/* To _start with a buffer of exactly the natural frame count: the same
+	 * frames, but the walk ends with a full buffer, not at _start's row
+	 * (which marks the return address undefined). */
+	struct row *r = add_nat_row(MK_SFB, B_MAIN, true);
+	if (r)
+		r->to_ref = true;
+	/* On a thread: the natural end is clone3, through start_thread. */
+	static const int on_thread[] = { MK_FP, MK_SFB, MK_UNW, MK_GLIBC };
+	for (size_t i = 0; i < sizeof on_thread / sizeof on_thread[0]; i++) {
+		r = add_nat_row(on_thread[i], on_thread[i] == MK_FP ? B_FP : B_MAIN, true);
+		if (r)
+			r->thread = true;
+	}
 }
 
 static struct row *find_nat_row(int kind, int build, bool nat)
 {
 	for (int i = 0; i < nrows; i++)
-		if (rows[i].kind == kind && rows[i].build == build && rows[i].nat == nat)
+		if (rows[i].kind == kind && rows[i].build == build && rows[i].nat == nat &&
+		    !rows[i].to_ref && !rows[i].thread)
 			return &rows[i];
 	return NULL;
 }
@@ -2325,7 +2379,9 @@ static void nat_warm(void)
 	       "reference (checked) %d frame(s) short. To compare fairly, each method is "
 	       "charged per frame it returned, and per call (where the frame-pointer walk does "
 	       "less work). The `buffer full` rows are the depth-%d walks of the warm table, "
-	       "in the same rounds: the difference is what the frames past the chain cost.\n\n",
+	       "in the same rounds: the difference is what the frames past the chain cost. "
+	       "`on a thread`: the chain runs on a new thread (created outside the timing), "
+	       "whose stack ends in libc's start_thread and clone3.\n\n",
 	       ROUNDS, BATCH_NS / 1e6, load0, load1, NAT_SIZE, NAT_DEPTH, probe.n,
 	       sframe_bt_stop_name(probe.st.stop), probe.ncfi, probe.first_cfi, where,
 	       sfn && fpn ? sfn->frames - fpn->frames : -1, NAT_DEPTH);
@@ -2336,7 +2392,12 @@ static void nat_warm(void)
 		int fr = r->nat ? r->frames : NAT_DEPTH;
 		double m = row_median(r, NAT_DI);
 		printf("| %s | %s | %s | %d | %.0f | %.2f | %.3g | %s | %.0f |\n", mk_name[r->kind],
-		       builds[r->build].key, r->nat ? "natural end" : "buffer full", fr, m,
+		       builds[r->build].key,
+		       r->thread   ? "natural end, on a thread"
+		       : r->to_ref ? "to _start, buffer = frames"
+		       : r->nat	   ? "natural end"
+				   : "buffer full",
+		       fr, m,
 		       fr ? m / fr : 0, (double)r->allocs / (double)(r->calls ? r->calls : 1),
 		       r->bad ? r->why : "ok", row_wall_median(r, NAT_DI));
 	}
@@ -2381,6 +2442,38 @@ static void nat_warm(void)
 		       "%s, natural end at depth %d, warm: >= 50x faster than glibc backtrace(): "
 		       "%.1fx", builds[b].label, NAT_DEPTH, r_glibc);
 	}
+	printf("\n");
+	for (int i = 0; i < nrows; i++) {
+		struct row *t = &rows[i], *s = find_nat_row(MK_SFB, t->build, true);
+		if (!t->to_ref || !s || !fpn || !fpn->frames || !t->frames)
+			continue;
+		double last[ROUNDS];
+		for (int r = 0; r < ROUNDS; r++)
+			last[r] = s->ns[NAT_DI][r] - t->ns[NAT_DI][r];
+		printf("- %s, `to _start, buffer = frames`: a buffer of exactly %d entries, the same "
+		       "frames ending with a full buffer instead of at _start's row (the return "
+		       "address undefined): %.0f ns a call, %.2fx the frame-pointer walk per frame, "
+		       "%.0f ns less than the natural end (paired).\n",
+		       builds[t->build].key, t->frames, row_median(t, NAT_DI),
+		       paired_frame_ratio(t, fpn, NAT_DI, t->frames, fpn->frames),
+		       median(last, ROUNDS));
+	}
+	struct row *th[MK_COUNT] = { NULL };
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].thread)
+			th[rows[i].kind] = &rows[i];
+	if (th[MK_FP] && th[MK_SFB] && th[MK_UNW] && th[MK_GLIBC] && th[MK_FP]->frames &&
+	    th[MK_SFB]->frames)
+		printf("- main, `natural end, on a thread`: the chain on a new thread, whose stack "
+		       "ends in libc's start_thread and clone3 (%d frames; the frame-pointer walk "
+		       "%d): sframebt / FP %.2fx per frame (%.2fx per call), unw / sframebt "
+		       "%.2fx, glibc / sframebt %.1fx (paired).\n",
+		       th[MK_SFB]->frames, th[MK_FP]->frames,
+		       paired_frame_ratio(th[MK_SFB], th[MK_FP], NAT_DI, th[MK_SFB]->frames,
+					  th[MK_FP]->frames),
+		       paired_ratio(th[MK_SFB], th[MK_FP], NAT_DI),
+		       paired_ratio(th[MK_UNW], th[MK_SFB], NAT_DI),
+		       paired_ratio(th[MK_GLIBC], th[MK_SFB], NAT_DI));
 	printf("\n");
 	bool zero_alloc = true;
 	for (int i = 0; i < nrows; i++)
@@ -2814,14 +2907,18 @@ static int mode_callgrind(void)
 	add_nat_row(MK_SFB, B_FP, true);
 	add_nat_row(MK_UNW, B_MAIN, true);
 	add_nat_row(MK_GLIBC, B_MAIN, true);
+	struct row *exact = add_nat_row(MK_SFB, B_MAIN, true);
+	if (exact)
+		exact->to_ref = true;
 	for (int i = nat0; i < nrows; i++)
 		batch(&rows[i], NAT_DI, 20, 0);
 	for (int i = nat0; i < nrows; i++) {
 		long iters = rows[i].kind == MK_GLIBC || rows[i].kind == MK_UNW ? 100 : 500;
 		batch(&rows[i], NAT_DI, iters, 1);
 		char name[96];
-		snprintf(name, sizeof name, "sfb:nat-%s:%s:%d:%ld", mk_key[rows[i].kind],
-			 builds[rows[i].build].key, rows[i].frames, iters);
+		snprintf(name, sizeof name, "sfb:nat-%s%s:%s:%d:%ld", mk_key[rows[i].kind],
+			 rows[i].to_ref ? "-exact" : "", builds[rows[i].build].key, rows[i].frames,
+			 iters);
 		CALLGRIND_DUMP_STATS_AT(name);
 		if (rows[i].bad) {
 			fprintf(stderr, "sfbench callgrind: natural end %s/%s: %s\n",

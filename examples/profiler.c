@@ -311,11 +311,12 @@ static struct stack **stacks;     /* open addressing, NULL = empty */
 static size_t stacks_cap, stacks_used;
 static unsigned long samples, stop_counts[32];
 
-/* The walk reached the end of what can be walked: the outermost frame,
- * or code without unwind info (glibc) -- not a truncated stack. */
+/* Only the outermost frame (_start, clone3) ends a whole stack; any other
+ * stop, no-unwind-info included (code with neither .sframe nor .eh_frame),
+ * cut it short. */
 static bool truncating(int stop)
 {
-	return stop != SFRAME_BT_STOP_OUTERMOST && stop != SFRAME_BT_STOP_NO_UNWIND_INFO;
+	return stop != SFRAME_BT_STOP_OUTERMOST;
 }
 
 static uint64_t hash_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)

@@ -52,7 +52,8 @@ sec ~ /^### Warm backtraces/ && /^\| / {
 }
 sec ~ /^### Natural-end walks/ && /^\| / {
 	row(f)
-	if (f[4] == "natural end" && f[6] ~ /^[0-9.]+$/) {
+	if (f[4] == "natural end, on a thread" && f[6] ~ /^[0-9.]+$/) f[3] = f[3] ", on a thread"
+	if (f[4] ~ /^natural end/ && f[6] ~ /^[0-9.]+$/) {
 		# method build walk frames ns/call ns/frame ...
 		val["nat", f[2], f[3], "frames"] = f[5]; val["nat", f[2], f[3], "call"] = f[6]
 		val["nat", f[2], f[3], "frame"] = f[7]
@@ -104,6 +105,10 @@ sec ~ /^### FDE lookups/ && /^\| / {
 	if (f[2] ~ /^none/) { val["lk", "none", "warm"] = f[4]; val["lk", "none", "cold"] = f[5] }
 	if (f[2] ~ /^256 buckets/) { val["lk", "256", "warm"] = f[4]; val["lk", "256", "cold"] = f[5] }
 	if (f[2] == "libbench-real.so") { val["lk", "real", "warm"] = f[5]; val["lk", "real", "cold"] = f[6] }
+}
+sec ~ /^### Instructions per backtrace/ && /^- [a-z_]+\(\): [0-9.]+ calls a walk, [0-9]+ Ir/ {
+	c = $0; sub(/^- /, "", c); sub(/ calls a walk, /, " calls, ", c); sub(/ a walk with what it calls$/, "", c)
+	past = past (past == "" ? "" : "; ") "`" substr(c, 1, index(c, ":") - 1) "` " substr(c, index(c, ":") + 2)
 }
 sec ~ /^### Instructions per backtrace/ && /^\| / {
 	row(f)
@@ -211,11 +216,13 @@ END {
 	print "chain, the driver'"'"'s frames and `main()` into libc, to `_start`; libc'"'"'s frames and" > full
 	print "`_start` unwound with `.eh_frame` CFI). The frame-pointer walk ends where frame records" > full
 	print "end (after `main()`'"'"'s return address into libc), so each method is charged per frame" > full
-	print "it returned; warm, ns (callgrind instructions a frame in brackets):" > full
+	print "it returned; warm, ns (callgrind instructions a frame in brackets). `on a thread`: the" > full
+	print "chain on a new thread, whose stack ends in libc'"'"'s `start_thread` and `clone3`." > full
 	print "" > full
 	print "| method | build | frames | ns a call | ns a frame |" > full
 	print "|---|---|---:|---:|---:|" > full
-	nm = split("fp:" fpm ";main:" sfb ";linked:" sfb ";v3:" sfb ";main:" unw ";main:" gl, L, ";")
+	nm = split("fp:" fpm ";main:" sfb ";linked:" sfb ";v3:" sfb ";main:" unw ";main:" gl \
+		";fp, on a thread:" fpm ";main, on a thread:" sfb ";main, on a thread:" unw ";main, on a thread:" gl, L, ";")
 	for (i = 1; i <= nm; i++) {
 		b = substr(L[i], 1, index(L[i], ":") - 1); m = substr(L[i], index(L[i], ":") + 1)
 		if (!(("nat" SUBSEP m SUBSEP b SUBSEP "call") in val)) continue
@@ -224,6 +231,11 @@ END {
 			v("natir" SUBSEP m SUBSEP b) > full
 	}
 	print "" > full
+	if (past != "") {
+		print "Calls past the row memo in each natural-end walk (callgrind, main build; Ir with" > full
+		print "what they call): " past "." > full
+		print "" > full
+	}
 	print "Paired ratios (the median over the rounds of each round'"'"'s ratio), and what a frame" > full
 	print "past the chain costs sframebt (natural end against a full 32-entry buffer):" > full
 	print "" > full

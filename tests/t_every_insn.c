@@ -25,7 +25,8 @@
  * frames of 1 KiB and 128 KiB, DRAP, alloca, PLT and .plt.got calls, the
  * hand-written CFI functions); and calls into libc (ei_libc_*): qsort
  * calling back into the program, memset/memcpy/strlen, malloc/free,
- * getpid, write, clock_gettime (the vDSO), a mutex, snprintf.  The
+ * getpid, write, clock_gettime (the vDSO), a mutex, snprintf, and a first
+ * call through a lazily bound PLT slot (ld.so's resolver).  The
  * instructions of libc, ld.so, the vDSO and any other code not listed
  * (a sanitizer's interceptors) are checked too, against the same shadow
  * stack, and counted by object.
@@ -36,7 +37,8 @@
  * frame before it right, or a wrong CFA there and a PC read from it; or a
  * failure: a wrong frame (a PC that is not the true one), a wrong CFA
  * outside a gap, or an early stop anywhere else, libc included (libc,
- * ld.so and the vDSO carry CFI for every instruction run here).
+ * ld.so and the vDSO carry CFI for every instruction run here) -- but for
+ * one known limitation of the walker, counted apart (at_resolver()).
  *
  * Under valgrind (SFB_VALGRIND=1 or valgrind's LD_PRELOAD) the chains run
  * without stepping: valgrind does not deliver trap-flag traps. */
@@ -105,6 +107,7 @@ struct code {
 	unsigned stop_sys; /* stopped with a reason in a frame of code not listed */
 	unsigned gap_spoiled; /* of cfa_gap: then a wrong PC read from that CFA */
 	int max_outside;   /* most frames of unlisted code below it */
+	unsigned known;    /* stopped at the known limitation (at_resolver()) */
 };
 static struct code code[MAXCODE];
 static int ncode;
@@ -256,10 +259,11 @@ static unsigned long calls_seen, jmp_entries, rep_steps, outside_steps;
 static uintptr_t prev_pc, prev_sp;
 static uintptr_t seen_ra[CHAINS_RA_COUNT];
 
-enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_GAP_SPOILED, K_STOP_SYS, K_WRONG_FRAME,
+enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_GAP_SPOILED, K_KNOWN, K_STOP_SYS, K_WRONG_FRAME,
 	    K_WRONG_CFA, K_STOP_BAD };
 static const char *const kind_name[] = { "match", "stopped at gap", "CFA wrong in gap",
 					 "CFA wrong in gap, the next PC read from it",
+					 "stopped at the known limitation",
 					 "stopped in unlisted code", "WRONG FRAME", "WRONG CFA",
 					 "STOPPED EARLY" };
 
@@ -313,6 +317,22 @@ static bool jmp_via_got(uintptr_t pc)
 
 static unsigned long again_same, again_differ; /* second walk at the same instruction */
 
+/* A known limitation, to be fixed in the walker: a memoised row (the
+ * memo's rows, frame 0's exact-PC row included) says nothing of the
+ * callee-saved registers, so below one the walker no longer knows rbx,
+ * and a walk stops with unsafe-rule at ld.so's lazy-binding resolver,
+ * whose CFA is rbx + 32 (it realigns the stack for xsave) -- where the
+ * same walk before the rows were memoised goes through.  Counted apart
+ * (every frame before the stop right), and required to occur, so that
+ * the allowance goes when the walker keeps the registers. */
+static uintptr_t resolver; /* _dl_runtime_resolve*, from the executable's GOT[2] */
+static unsigned long known_memo_stops, known_memo_again;
+
+static bool at_resolver(const struct sframe_bt_status *st)
+{
+	return resolver && st->stop == SFRAME_BT_STOP_UNSAFE_RULE && st->stop_pc - resolver < 0x100;
+}
+
 static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int where)
 {
 	struct inst chain[MAXS + 1];
@@ -321,14 +341,15 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 	if (where < 0) {
 		/* unlisted code: every call into it was seen (the frames are
 		 * known), the function is not */
-	} else if (code[where].plt) {
-		/* A stub about to jmp *GOT: it runs as the function it enters. */
+	} else if (code[where].plt && chain[L - 1].code != where) {
+		/* A stub reached by a tail jump: at its jmp *GOT it stands
+		 * for the function it enters.  (Called, it runs in the
+		 * instance the call made: its jmp *GOT and, on a first call,
+		 * the lazy path too: push, jmp to PLT0, push, jmp to ld.so.) */
 		if (!jmp_via_got(pc)) {
 			unchecked++;
 			return;
 		}
-		/* (called from untracked code, e.g. a sanitizer's interceptor:
-		 * the frames in between are unknown) */
 		struct inst stub = { sp + 8, stack_word(sp), where, chain[L - 1].valid };
 		if (chain[L - 1].cfa == sp + 8) {
 			chain[L - 1] = stub;
@@ -337,6 +358,8 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 			stub.valid = false;
 			chain[L++] = stub;
 		}
+	} else if (code[where].plt) {
+		/* called: the top instance is the stub's */
 	} else if (chain[L - 1].code != where) {
 		/* pc in a tracked function that is not the current instance:
 		 * the shadow stack lost track (should not happen). */
@@ -363,6 +386,8 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		    st2.stop_pc == st.stop_pc && st2.frames_sframe == st.frames_sframe &&
 		    st2.frames_fp == st.frames_fp && st2.frames_signal == st.frames_signal)
 			again_same++;
+		else if (at_resolver(&st2) || at_resolver(&st))
+			known_memo_again++;
 		else
 			again_differ++;
 	}
@@ -420,8 +445,12 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		       : !gap ? K_STOP_BAD : bad_cfa >= 0 && !cfa_in_gap ? K_WRONG_CFA : K_STOP_GAP;
 		if (kind == K_STOP_BAD || kind == K_STOP_GAP || kind == K_STOP_SYS)
 			at = n;
-		if (kind == K_STOP_SYS)
+		if (kind == K_STOP_SYS && at_resolver(&st)) {
+			kind = K_KNOWN;
+			known_memo_stops++;
+		} else if (kind == K_STOP_SYS) {
 			note_sys_stop(st.stop_pc, st.stop, pc);
+		}
 	} else if (bad_cfa >= 0) {
 		kind = cfa_in_gap ? K_CFA_GAP : K_WRONG_CFA;
 	} else {
@@ -447,6 +476,7 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		c->gap_spoiled++;
 		break;
 	case K_STOP_SYS: c->stop_sys++; break;
+	case K_KNOWN: c->known++; break;
 	case K_WRONG_FRAME: c->wrong_frame++; break;
 	case K_WRONG_CFA: c->wrong_cfa++; break;
 	default: c->stop_bad++; break;
@@ -642,6 +672,18 @@ CHAINS_FN int ei_libc_printf(void *ctx)
 	return r + zero;
 }
 
+/* The first call of a function through the executable's lazily bound
+ * PLT: the stub's push and jmp to PLT0, ld.so's _dl_runtime_resolve
+ * (which realigns the stack for xsave), _dl_fixup and its symbol lookup.
+ * getppid is called nowhere else: this flow is stepped once, without a
+ * first run. */
+CHAINS_FN int ei_libc_lazy(void *ctx)
+{
+	volatile int zero = 0;
+	(void)ctx;
+	return (getppid() > 0) + zero;
+}
+
 /* Runs entry(ctx), single-stepping it when step.  Called from main only,
  * so that shadow[0] (main) and shadow[1] (this) are the bottom of every
  * chain. */
@@ -667,6 +709,7 @@ struct flow {
 	chains_fn entry;
 	struct chains_ctx ctx;
 	bool varies; /* result depends on uninitialised stack (libfixture) */
+	bool cold;   /* stepped on its first run */
 };
 
 /* ---- Set-up ---------------------------------------------------------- */
@@ -764,6 +807,7 @@ int main(void)
 		{ (void *)ei_libc_malloc, "ei_libc_malloc", -1 },
 		{ (void *)ei_libc_sys, "ei_libc_sys", -1 },
 		{ (void *)ei_libc_printf, "ei_libc_printf", -1 },
+		{ (void *)ei_libc_lazy, "ei_libc_lazy", -1 },
 	};
 	bool all = true;
 	for (unsigned i = 0; i < sizeof exe_fns / sizeof exe_fns[0]; i++) {
@@ -775,6 +819,16 @@ int main(void)
 	Dl_info di;
 	dladdr((void *)ei_drive, &di);
 	int plts = add_plts("/proc/self/exe", (uintptr_t)di.dli_fbase, G_EXE);
+	/* ld.so's lazy-binding resolver: PLT0 ends with jmp *GOT[2](%rip). */
+	for (int i = 0; i < ncode; i++) {
+		const uint8_t *p = (const uint8_t *)code[i].lo;
+		if (code[i].group == G_EXE && strcmp(code[i].name, ".plt") == 0 && p[6] == 0xff &&
+		    p[7] == 0x25) {
+			int32_t disp;
+			memcpy(&disp, p + 8, sizeof disp);
+			resolver = *(const uintptr_t *)(code[i].lo + 12 + (uintptr_t)(intptr_t)disp);
+		}
+	}
 
 	/* The linked helper. */
 	/* (by name: taking chains_lk_outer's address here would route the
@@ -862,6 +916,8 @@ int main(void)
 	for (unsigned i = 0; i < sizeof libc_flows / sizeof libc_flows[0]; i++)
 		flows[nflows++] = (struct flow){ .name = libc_flows[i].name,
 						 .entry = libc_flows[i].entry };
+	flows[nflows++] = (struct flow){ .name = "lazy binding: getppid's first call",
+					 .entry = ei_libc_lazy, .cold = true };
 	for (int v = 1; v <= 3; v++) {
 		static const char *const names[4][3] = {
 			{ 0 },
@@ -893,13 +949,20 @@ int main(void)
 
 	for (int i = 0; i < nflows; i++) {
 		struct chains_ctx c = flows[i].ctx;
-		int r0 = ei_drive(flows[i].entry, &c, 0); /* binds the PLT slots */
+		int r0 = 0;
+		if (!flows[i].cold || !stepping)
+			r0 = ei_drive(flows[i].entry, &c, 0); /* binds the PLT slots */
 		if (!stepping)
 			continue;
 		c = flows[i].ctx;
 		unsigned long before = steps;
 		int r1 = ei_drive(flows[i].entry, &c, 1);
-		CHECK(stepping_done && (r0 == r1 || flows[i].varies) && steps - before > 10 &&
+		bool done = stepping_done;
+		if (flows[i].cold) {
+			c = flows[i].ctx;
+			r0 = ei_drive(flows[i].entry, &c, 0);
+		}
+		CHECK(done && (r0 == r1 || flows[i].varies) && steps - before > 10 &&
 			      !shadow_overflow,
 		      "stepped %s: %lu instructions", flows[i].name, steps - before);
 		if (i == 0) {
@@ -934,10 +997,11 @@ int main(void)
 		if (c->checked != c->matched)
 			printf("#   %-18s %-22s %3u checked, %3u matched, %3u stopped at gap, "
 			       "%u CFA-wrong in gap (%u then a PC read from it), %u stopped in unlisted "
-			       "code, %u WRONG FRAME, %u WRONG CFA, %u STOPPED EARLY%s\n",
+			       "code, %u at the known limitation, %u WRONG FRAME, %u WRONG CFA, %u "
+			       "STOPPED EARLY%s\n",
 			       group_name[c->group], c->name, c->checked, c->matched, c->stop_gap,
-			       c->cfa_gap, c->gap_spoiled, c->stop_sys, c->wrong_frame, c->wrong_cfa,
-			       c->stop_bad,
+			       c->cfa_gap, c->gap_spoiled, c->stop_sys, c->known, c->wrong_frame,
+			       c->wrong_cfa, c->stop_bad,
 			       c->gap ? " (documented gap)" : "");
 	}
 	for (int i = 0; i < nfailures; i++) {
@@ -985,19 +1049,20 @@ int main(void)
 	}
 
 	/* Unlisted code: libc, ld.so, the vDSO, a sanitizer's runtime. */
-	unsigned osum[8];
+	unsigned osum[9];
 	memset(osum, 0, sizeof osum);
 	for (int o = 0; o < NOUTSIDE; o++) {
 		struct code *c = &outside[o];
-		unsigned v[8] = { c->checked, c->matched, c->stop_gap, c->cfa_gap, c->wrong_frame,
-				  c->wrong_cfa, c->stop_bad, c->stop_sys };
-		for (int j = 0; j < 8; j++)
+		unsigned v[9] = { c->checked, c->matched, c->stop_gap, c->cfa_gap, c->wrong_frame,
+				  c->wrong_cfa, c->stop_bad, c->stop_sys, c->known };
+		for (int j = 0; j < 9; j++)
 			osum[j] += v[j];
 		printf("# unlisted code in %-26s %5u instructions checked, %5u right, %u stopped "
-		       "with a reason in unlisted code, %u stopped at a documented gap below; %u "
-		       "wrong frames, %u wrong CFAs, %u stopped without a reason\n",
+		       "with a reason in unlisted code, %u stopped at a documented gap below, %u at "
+		       "the known limitation; %u wrong frames, %u wrong CFAs, %u stopped without a "
+		       "reason\n",
 		       outside_name[o], c->checked, c->matched, c->stop_sys, c->stop_gap + c->cfa_gap,
-		       c->wrong_frame, c->wrong_cfa, c->stop_bad);
+		       c->known, c->wrong_frame, c->wrong_cfa, c->stop_bad);
 	}
 	/* Where they stopped, by function and reason. */
 	for (int i = 0; i < nsys_stops; i++) {
@@ -1019,15 +1084,24 @@ int main(void)
 		       sym_of(t->insn_pc, b, sizeof b));
 	}
 	unsigned ow = osum[4] + osum[5] + osum[6];
+	CHECK(outside[O_LDSO].checked > 200, "lazy binding stepped: %u instructions of ld.so "
+	      "checked, %u right", outside[O_LDSO].checked, outside[O_LDSO].matched);
+	CHECK(known_memo_stops > 0,
+	      "known limitation still there: %lu walks stopped with unsafe-rule at ld.so's "
+	      "resolver (CFA = rbx + 32) below a memoised row, %lu second walks differed from "
+	      "the first by it (once memoised rows keep the callee-saved registers, this "
+	      "check fails: remove the allowance, at_resolver())",
+	      known_memo_stops, known_memo_again);
 	/* No stop is expected there: libc, ld.so and the vDSO describe every
 	 * instruction these flows run with .eh_frame CFI. */
 	CHECK(outside[O_LIBC].checked > 2000 && outside[O_VDSO].checked > 0 && ow == 0 &&
 		      osum[7] == 0 && sys_stops_lost == 0,
 	      "every-insn through libc, ld.so, the vDSO and other unlisted code: %u instructions "
-	      "checked (libc %u, vDSO %u), %u right, %u stopped with a reason in unlisted code, "
-	      "%u stopped at a documented gap below, %u wrong",
-	      osum[0], outside[O_LIBC].checked, outside[O_VDSO].checked, osum[1], osum[7],
-	      osum[2] + osum[3], ow);
+	      "checked (libc %u, ld.so %u, vDSO %u), %u right, %u stopped with a reason in "
+	      "unlisted code, %u stopped at a documented gap below, %u at the known limitation, "
+	      "%u wrong",
+	      osum[0], outside[O_LIBC].checked, outside[O_LDSO].checked, outside[O_VDSO].checked,
+	      osum[1], osum[7], osum[2] + osum[3], osum[8], ow);
 	printf("# %lu traps (%lu more iterations of rep-prefixed instructions), %lu calls seen, "
 	       "%lu instructions in unlisted code, %lu PLT instructions not checked (not the stub's "
 	       "jmp), %lu unverifiable, %lu confused, %lu entries neither by call nor tail jump; "

@@ -632,6 +632,8 @@ static void test_every_insn(void)
 	      "every insn: the chain, %d instructions checked: %d right, %d stopped with a "
 	      "reason, %d wrong (%d never executed)",
 	      t.checked, t.right, t.stopped, t.wrong, t.unreached);
+	/* Every instruction of these functions has a complete row. */
+	CHECK(t.stopped == 0, "every insn: the chain, no walk stopped short");
 	if (fx_run_all) {
 		struct tally u = { 0 };
 		for (int f = NF; f < NF + nfx; f++) {
@@ -656,6 +658,7 @@ static void test_every_insn(void)
 		      "every insn: the prebuilt libfixture.so (%d functions), %d instructions "
 		      "checked: %d right, %d stopped with a reason, %d wrong (%d never executed)",
 		      nfx, u.checked, u.right, u.stopped, u.wrong, u.unreached);
+		CHECK(u.stopped == 0, "every insn: libfixture.so, no walk stopped short");
 	}
 	sigaction(SIGTRAP, &old_trap, NULL);
 	sigaction(SIGILL, &old_ill, NULL);
@@ -718,6 +721,18 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
 
+#if defined(__ARM_FEATURE_PAC_DEFAULT)
+	/* Signatures are real (qemu -cpu max), or the PAC builds test nothing:
+	 * pacia1716 signs x17 with modifier x16, xpaclri strips it off. */
+	register uintptr_t x17 __asm__("x17") = (uintptr_t)cb, x16 __asm__("x16") = 42;
+	__asm__ volatile("hint 8" : "+r"(x17) : "r"(x16));
+	uintptr_t signed_cb = x17;
+	register uintptr_t x30 __asm__("x30") = signed_cb;
+	__asm__ volatile("hint 7" : "+r"(x30));
+	CHECK(signed_cb != (uintptr_t)cb && x30 == (uintptr_t)cb,
+	      "pointer authentication is on: %#lx signed is %#lx", (unsigned long)(uintptr_t)cb,
+	      (unsigned long)signed_cb);
+#endif
 	test_chain();
 	test_threads();
 	test_nested();

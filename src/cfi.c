@@ -469,9 +469,14 @@ static unsigned rule_kind(rule_t r) { return r & 7; }
 static int32_t rule_arg(rule_t r) { return (int32_t)r >> 4; }
 
 /* What DW_CFA_remember_state saves: every rule, the CFA's included (as
- * gcc's unwinder and readelf do). */
+ * gcc's unwinder and readelf do).  The CFA's register and offset are kept
+ * while an expression defines it: DW_CFA_def_cfa_register after
+ * DW_CFA_def_cfa_expression goes back to them (hand-written assembly in
+ * libgcrypt does so), and DW_CFA_def_cfa_offset changes the offset
+ * without ending the expression, as in gcc's unwinder and readelf. */
 struct rules {
-	struct sfb_loc cfa;
+	struct sfb_loc cfa;             /* register + offset */
+	struct sfb_loc cfa_expr;        /* kind SFB_LOC_DWARF while in force */
 	rule_t reg[SFB_CFI_REGS];
 	uint8_t ra_signed;
 };
@@ -678,16 +683,15 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
 			cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)n, off };
+			cur->cfa_expr.kind = SFB_LOC_SAME;
 			break;
 		case 0x0d: /* DW_CFA_def_cfa_register */
 			TRY(get_uleb(b, &at, end, &n));
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
-			/* Meaningful only for a register+offset CFA. */
-			if (cur->cfa.kind == SFB_LOC_DWARF)
-				return SFB_CFI_E_OPCODE;
 			cur->cfa.kind = SFB_LOC_EXPR;
 			cur->cfa.reg = (uint16_t)n;
+			cur->cfa_expr.kind = SFB_LOC_SAME;
 			break;
 		case 0x0e: /* DW_CFA_def_cfa_offset */
 		case 0x13: /* DW_CFA_def_cfa_offset_sf */
@@ -700,13 +704,11 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 				TRY(get_sleb(b, &at, end, &sv));
 				TRY(factored(in, sv, &off));
 			}
-			if (cur->cfa.kind == SFB_LOC_DWARF)
-				return SFB_CFI_E_OPCODE;
 			cur->cfa.kind = SFB_LOC_EXPR;
 			cur->cfa.off = off;
 			break;
 		case 0x0f: /* DW_CFA_def_cfa_expression */
-			TRY(block(b, &at, end, 0, &cur->cfa));
+			TRY(block(b, &at, end, 0, &cur->cfa_expr));
 			break;
 		case 0x10: /* DW_CFA_expression */
 		case 0x16: /* DW_CFA_val_expression */
@@ -762,7 +764,7 @@ int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
 		return err;
 
 	/* The row, from the compact rules. */
-	out->cfa = in.cur.cfa;
+	out->cfa = in.cur.cfa_expr.kind == SFB_LOC_DWARF ? in.cur.cfa_expr : in.cur.cfa;
 	out->ra_signed = in.cur.ra_signed;
 	for (unsigned n = 0; n < SFB_CFI_REGS; n++) {
 		rule_t r = in.cur.reg[n];

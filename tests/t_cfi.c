@@ -566,13 +566,20 @@ static void test_cfa(void)
 	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.regs[0].loc.off, r.regs[0].loc.reg, &CX,
 			   true, 0x5000, &v) == 0 && v == 0x5008,
 	      "DW_CFA_expression evaluated with the CFA pushed");
-	CHECK(row_at(PC0 + 4, &t) == SFB_CFI_E_OPCODE, "def_cfa_register on an expression CFA");
+	CHECK(row_at(PC0 + 4, &t) == 0 && loc_is(t.cfa, SFB_LOC_EXPR, 0, 6, 24),
+	      "def_cfa_register after an expression: the offset from before it");
 
-	/* def_cfa_offset on an expression CFA; CFA register out of range. */
+	/* def_cfa_offset changes the offset, the expression stays in force;
+	 * remember_state keeps both. */
 	reset();
 	c = std_cie();
-	fde(c, PC0, 0x10, INS(0x0f, 2, 0x77, 8, 0x41, 0x0e, 16, 0x41, 0x0c, 40, 8));
-	CHECK(row_at(PC0 + 1, &t) == SFB_CFI_E_OPCODE, "def_cfa_offset on an expression CFA");
+	fde(c, PC0, 0x10, INS(0x0f, 2, 0x77, 8, 0x0a, 0x41, 0x0e, 40, 0x41, 0x0d, 6, 0x41, 0x0b));
+	CHECK(row_at(PC0 + 1, &t) == 0 && t.cfa.kind == SFB_LOC_DWARF,
+	      "def_cfa_offset on an expression CFA: still the expression");
+	CHECK(row_at(PC0 + 2, &t) == 0 && loc_is(t.cfa, SFB_LOC_EXPR, 0, 6, 40),
+	      "then def_cfa_register: that register + the new offset");
+	CHECK(row_at(PC0 + 3, &t) == 0 && t.cfa.kind == SFB_LOC_DWARF,
+	      "restore_state: the expression again");
 	reset();
 	c = std_cie();
 	fde(c, PC0, 0x10, INS(0x0c, 40, 8));

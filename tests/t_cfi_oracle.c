@@ -15,7 +15,8 @@
  * and word readable), so that an operation the evaluator lacks shows.
  *
  * usage: t_cfi_oracle [ELF...]   (default: the system's libc, ld.so,
- * libstdc++, libgcc_s and libm, and this process's vDSO written to a
+ * libstdc++, libgcc_s and libm, libgcrypt and libunwind if installed,
+ * and this process's vDSO written to a
  * file; t_cfi_oracle.sh passes objects built from the project's sources
  * without SFrame). */
 #include <elf.h>
@@ -34,6 +35,11 @@ static const char *const default_files[] = {
 	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
 	"/lib/x86_64-linux-gnu/libgcc_s.so.1",
 	"/lib/x86_64-linux-gnu/libm.so.6",
+	/* When installed: hand-written assembly whose CFA goes from an
+	 * expression back to a register; .eh_frame in the writable segment. */
+	"/usr/lib/x86_64-linux-gnu/libgcrypt.so.20",
+	"/usr/lib/x86_64-linux-gnu/libunwind.so.8",
+	"/usr/lib/x86_64-linux-gnu/libunwind.so.1",
 };
 
 /* readelf's names of the DWARF registers 0..35, x86-64 and AArch64. */
@@ -349,18 +355,6 @@ static unsigned char *slurp(const char *path, size_t *len)
 	return p;
 }
 
-/* The PT_LOAD holding addr: its end in the file image. */
-static bool load_end(const Elf64_Phdr *ph, int n, uint64_t addr, uint64_t *end)
-{
-	for (int i = 0; i < n; i++)
-		if (ph[i].p_type == PT_LOAD && addr >= ph[i].p_vaddr &&
-		    addr < ph[i].p_vaddr + ph[i].p_filesz) {
-			*end = ph[i].p_vaddr + ph[i].p_filesz;
-			return true;
-		}
-	return false;
-}
-
 static void check_file(const char *file)
 {
 	size_t len;
@@ -389,22 +383,23 @@ static void check_file(const char *file)
 		free(img);
 		return;
 	}
-	/* File offset = vaddr - (p_vaddr - p_offset) for every PT_LOAD of
-	 * these objects; take the hdr's segment's. */
-	uint64_t limit;
-	uintptr_t base = 0;
-	for (int i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && hdr->p_vaddr >= ph[i].p_vaddr &&
-		    hdr->p_vaddr < ph[i].p_vaddr + ph[i].p_filesz)
-			base = (uintptr_t)img + ph[i].p_offset - ph[i].p_vaddr;
+	/* .eh_frame is read from the PT_LOAD holding it, which need not be
+	 * the header's (libunwind puts it in the writable one): try each,
+	 * and keep the one .eh_frame lies in.  sfb_cfi_load() reads only the
+	 * header, so a wrong try reads nothing it should not. */
 	struct sfb_cfi_section s;
 	int err = SFB_CFI_E_HDR;
-	if (load_end(ph, eh->e_phnum, hdr->p_vaddr, &limit))
-		err = sfb_cfi_load(&s, img + hdr->p_offset, hdr->p_filesz, hdr->p_vaddr, limit,
-				   base);
-	if (err == SFB_CFI_OK && load_end(ph, eh->e_phnum, s.frame_addr, &limit))
-		err = sfb_cfi_load(&s, img + hdr->p_offset, hdr->p_filesz, hdr->p_vaddr, limit,
-				   base);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || ph[i].p_offset + ph[i].p_filesz > len)
+			continue;
+		uint64_t lo = ph[i].p_vaddr, limit = lo + ph[i].p_filesz;
+		uintptr_t base = (uintptr_t)img + ph[i].p_offset - ph[i].p_vaddr;
+		err = sfb_cfi_load(&s, img + hdr->p_offset, hdr->p_filesz, hdr->p_vaddr, limit, base);
+		if (err == SFB_CFI_OK && s.frame_addr >= lo)
+			break;
+		if (err == SFB_CFI_OK)
+			err = SFB_CFI_E_HDR;
+	}
 	CHECK(err == SFB_CFI_OK, "%s: sfb_cfi_load: %s, %u FDEs in the table", file,
 	      sfb_cfi_err_name(err), s.fde_count);
 	if (err) {

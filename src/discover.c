@@ -3,11 +3,11 @@
  * glibc >= 2.35, dynamic: _dl_find_object(), lock-free, reports an object
  * until dlclose() returns.
  *
- * Static executable (glibc): the program is the only object besides the
- * vdso, and its ELF header is __ehdr_start, mapped for the whole run.  Not
- * _dl_find_object(): in a static program it reports the text segment's
- * start, not the ELF header.  Objects a static program dlopen()s are not
- * found (their PCs stop the walk with no-object).
+ * Static executable (glibc, musl): the program is the only object besides
+ * the vdso, and its ELF header is __ehdr_start, mapped for the whole run.
+ * Not _dl_find_object(): in a static program it reports the text
+ * segment's start, not the ELF header.  Objects a static program
+ * dlopen()s are not found (their PCs stop the walk with no-object).
  *
  * glibc < 2.35 and musl: a table of loaded objects, filled from
  * dl_iterate_phdr() in normal context only: by a constructor, and by the
@@ -24,14 +24,19 @@
  * - dlclose(): musl never unloads an object, so every entry stays valid.
  *   glibc < 2.35 keeps no counter a walk could read without the loader
  *   lock, so an entry of an object that dlclose() removed stays in the
- *   table until the next refresh.  Before such an entry is used (not the
- *   main program's), its first page is probed (a system call) and its ELF
- *   and program headers compared with what the refresh recorded; an
- *   unmapped or different object gives no-object.  What stays open: the
- *   same file loaded again at the same address (its rows are then the
- *   right ones), and an object unmapped between that check and the walk's
- *   reads of its .sframe or code (as with glibc's own unwinder, a walk
- *   must not race dlclose() of an object on the sampled stack).
+ *   table until the next refresh.  Before such an entry is used (any but
+ *   the main program's), the kernel copies its ELF and program headers
+ *   (process_vm_readv: one system call, which fails where reading in
+ *   place would fault) and they are compared with what the refresh
+ *   recorded; an unmapped or different object gives no-object.  What
+ *   stays open: the same file loaded again at the same address (its rows
+ *   are then the right ones), and an object unmapped between that check
+ *   and the walk's reads of its .sframe or code (as with glibc's own
+ *   unwinder, a walk must not race dlclose() of an object on the sampled
+ *   stack).
+ * - A PC must lie in one of the object's PT_LOAD segments, not merely in
+ *   its span: the kernel maps the program and ld.so segment by segment
+ *   and may put other mappings in the holes.
  * Objects of other link-map namespaces (dlmopen) are listed too, without
  * a link_map.  No allocation: the table is static. */
 #define _GNU_SOURCE
@@ -122,6 +127,18 @@ static void found_from(const struct entry *e, struct sfb_found *f)
 	f->name = e->flags & SFB_FOUND_MAIN ? "" : e->name;
 }
 
+/* Does a PT_LOAD segment hold pc?  The kernel maps the program and the
+ * dynamic linker segment by segment, and may put other mappings in the
+ * holes between their segments. */
+static bool in_segment(const ElfW(Phdr) *ph, unsigned n, uintptr_t bias, uintptr_t pc)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && pc - bias - (ph[i].p_vaddr & ~PAGE_MASK) <
+							  ph[i].p_memsz + (ph[i].p_vaddr & PAGE_MASK))
+			return true;
+	return false;
+}
+
 /* ---- Static executables ------------------------------------------------ */
 
 static int discover_static(void *pc, struct sfb_found *out)
@@ -136,7 +153,8 @@ static int discover_static(void *pc, struct sfb_found *out)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
 			bias = (uintptr_t)eh - ph[i].p_vaddr;
 	struct entry e;
-	if (!entry_from(ph, eh->e_phnum, bias, &e) || (uintptr_t)pc - e.start >= e.end - e.start)
+	if (!entry_from(ph, eh->e_phnum, bias, &e) || (uintptr_t)pc - e.start >= e.end - e.start ||
+	    !in_segment(ph, eh->e_phnum, bias, (uintptr_t)pc))
 		return -1;
 	e.flags = SFB_FOUND_MAIN | SFB_FOUND_STAYS;
 	found_from(&e, out);
@@ -153,18 +171,6 @@ static bool copy_mapped(void *to, uintptr_t addr, size_t len)
 	struct iovec local = { to, len }, remote = { (void *)addr, len };
 	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) ==
 	       (long)len;
-}
-
-/* Does a PT_LOAD segment hold pc?  The kernel maps the program and the
- * dynamic linker segment by segment, and may put other mappings in the
- * holes between their segments. */
-static bool in_segment(const ElfW(Phdr) *ph, unsigned n, uintptr_t bias, uintptr_t pc)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (ph[i].p_type == PT_LOAD && pc - bias - (ph[i].p_vaddr & ~PAGE_MASK) <
-							  ph[i].p_memsz + (ph[i].p_vaddr & PAGE_MASK))
-			return true;
-	return false;
 }
 
 /* Is the object recorded in e still the one mapped there, and does one of

@@ -22,7 +22,11 @@
  * rows, libunwind with .eh_frame; libc, ld.so and the vDSO both unwind
  * with .eh_frame, each with its own decoder.  Both walks end where the
  * stack ends, as gdb's backtrace does: a thread's clone3 frame, or the
- * main thread's _start, whose CFI marks the return address undefined. */
+ * main thread's _start, whose CFI marks the return address undefined.
+ *
+ * The program then runs again with LD_BIND_NOT=1, where every call
+ * through a PLT goes through ld.so's lazy-binding resolver and symbol
+ * lookup, sampled and compared the same way. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -31,6 +35,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 
 #include "walk_common.h"
@@ -289,6 +294,17 @@ static const char *src_name(int s)
 	return s >= 0 && s < 6 ? n[s] : "?";
 }
 
+/* A known limitation of the walker, to be fixed: a memoised row says
+ * nothing of the callee-saved registers, so below one a walk stops with
+ * unsafe-rule at ld.so's lazy-binding resolver, whose CFA is rbx + 32,
+ * where libunwind goes on.  Such a sample (sframebt's frames a prefix of
+ * libunwind's, then that stop in ld.so) is counted apart. */
+static bool known_limitation(const struct sample *s)
+{
+	return s->st.stop == SFRAME_BT_STOP_UNSAFE_RULE && in_obj(&w_ldso, s->st.stop_pc) &&
+	       s->n_sfb < s->n_unw;
+}
+
 /* Compare one sample; returns NULL when equal, else the reason. */
 static const char *compare(const struct sample *s, int *at)
 {
@@ -323,10 +339,16 @@ static const char *compare(const struct sample *s, int *at)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	double t0 = now_s();
 	double seconds = env_long("SFB_UNW_SECONDS", 3);
+	/* Run again with LD_BIND_NOT=1 (below): every call through a PLT
+	 * then goes through ld.so's lazy-binding resolver. */
+	bool bind_not = argc > 1 && strcmp(argv[1], "--bind-not") == 0;
+	const char *mode = bind_not ? "LD_BIND_NOT=1: " : "";
+	if (bind_not)
+		seconds = seconds > 2 ? 2 : seconds;
 	objs_init();
 
 	samples = mmap(NULL, sizeof *samples * MAXSAMPLES, PROT_READ | PROT_WRITE,
@@ -397,7 +419,7 @@ int main(void)
 	if (ns > MAXSAMPLES)
 		ns = MAXSAMPLES;
 	unsigned equal = 0, differ = 0, sys0 = 0, sys_frames = 0, by_src[6] = { 0 };
-	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0, crossed = 0;
+	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0, crossed = 0, known = 0;
 	/* frame 0 by object: libc, ld.so, vDSO, the program, other */
 	unsigned where0[5] = { 0 };
 	struct wobj vdso = { 0, 0 }, exe = { 0, 0 };
@@ -432,6 +454,19 @@ int main(void)
 				      in_start(s->sfb_pc[s->n_sfb - 1] - 1);
 			continue;
 		}
+		if (why && !strcmp(why, "sframebt stopped earlier") && known_limitation(s)) {
+			if (++known > 1)
+				continue;
+			printf("# sample %u, the first at the known limitation: sframebt %d frames, "
+			       "stop %s at %#lx; libunwind %d frames\n", i, s->n_sfb,
+			       sframe_bt_stop_name(s->st.stop), (unsigned long)s->st.stop_pc, s->n_unw);
+			for (int k = 0; k < s->n_sfb; k++)
+				print_frame("sframebt ", k, s->sfb_pc[k], s->sfb_cfa[k], s->sfb_src[k]);
+			for (int k = 0; k < s->n_unw; k++)
+				print_frame("libunwind", k, s->unw_pc[k],
+					    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
+			continue;
+		}
 		differ++;
 		/* every disagreement, with both stacks for the first 200 */
 		printf("# sample %u (thread %d, %s) differs: %s at frame %d; sframebt %d frames, "
@@ -447,12 +482,12 @@ int main(void)
 			print_frame("libunwind", k, s->unw_pc[k],
 				    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
 	}
-	printf("# %u samples from %d threads and main (%u from CPU timers, %u of %u tgkill()s; "
-	       "%ld work loops, %.1f s): %u equal, %u differing; %lu frames (deepest %d), frame 0 "
-	       "in libc/ld.so in %u samples; frames after frame 0 in libc/ld.so: %u; main's "
-	       "samples equal and ending in _start: %u\n",
-	       ns, NTHREADS, timer, ns - timer, sent, loops, now_s() - t0, equal, differ, frames,
-	       maxdepth, sys0, sys_frames, main_equal);
+	printf("# %s%u samples from %d threads and main (%u from CPU timers, %u of %u tgkill()s; "
+	       "%ld work loops, %.1f s): %u equal, %u differing, %u at the known limitation; %lu "
+	       "frames (deepest %d), frame 0 in libc/ld.so in %u samples; frames after frame 0 in "
+	       "libc/ld.so: %u; main's samples equal and ending in _start: %u\n",
+	       mode, ns, NTHREADS, timer, ns - timer, sent, loops, now_s() - t0, equal, differ,
+	       known, frames, maxdepth, sys0, sys_frames, main_equal);
 	printf("# frame 0 in: libc %u, ld.so %u, vDSO %u, the program %u, elsewhere %u\n",
 	       where0[0], where0[1], where0[2], where0[3], where0[4]);
 	printf("# sframebt frame sources after frame 0:");
@@ -466,17 +501,42 @@ int main(void)
 	printf("\n");
 
 	unsigned need = under_valgrind() ? 20 : 300;
-	CHECK(ns >= need, "%u SIGPROF samples (at least %u)", ns, need);
-	CHECK(ns > 0 && (double)equal >= 0.999 * ns,
-	      "whole stacks equal to libunwind's in %u of %u samples (%u differing; at least "
-	      "99.9%% equal)", equal, ns, differ);
-	CHECK(crossed > 0, "samples taken in a signal handler, across the signal frame: %u equal",
-	      crossed);
-	CHECK(main_equal > 0, "the main thread's stacks too, to _start: %u equal", main_equal);
+	unsigned compared = ns - known;
+	CHECK(ns >= need, "%s%u SIGPROF samples (at least %u)", mode, ns, need);
+	CHECK(compared > 0 && (double)equal >= 0.999 * compared,
+	      "%swhole stacks equal to libunwind's in %u of %u samples (%u differing; at least "
+	      "99.9%% equal)", mode, equal, compared, differ);
+	/* The known limitation needs the resolver: seen only with LD_BIND_NOT
+	 * (where it must be seen, until the walker keeps the registers). */
+	if (bind_not)
+		CHECK(known > 0 || where0[1] < 200,
+		      "%sknown limitation still there: %u samples stopped with unsafe-rule in "
+		      "ld.so, where libunwind went on, of %u with frame 0 in ld.so (once memoised "
+		      "rows keep the callee-saved registers, this check fails: remove the "
+		      "allowance, known_limitation())", mode, known, where0[1]);
+	else
+		CHECK(known == 0, "no sample stopped with unsafe-rule in ld.so (%u)", known);
+	CHECK(crossed > 0, "%ssamples taken in a signal handler, across the signal frame: %u "
+	      "equal", mode, crossed);
+	CHECK(main_equal > 0, "%sthe main thread's stacks too, to _start: %u equal", mode,
+	      main_equal);
 	CHECK(sys0 > ns / 10 && by_src[SFRAME_BT_FROM_EH_FRAME] > 0 &&
 		      by_src[SFRAME_BT_FROM_SFRAME] > 0,
-	      "the samples cover libc (frame 0 there in %u) and both row sources (%u SFrame, "
-	      "%u .eh_frame frames)", sys0, by_src[SFRAME_BT_FROM_SFRAME],
+	      "%sthe samples cover libc and ld.so (frame 0 there in %u) and both row sources (%u "
+	      "SFrame, %u .eh_frame frames)", mode, sys0, by_src[SFRAME_BT_FROM_SFRAME],
 	      by_src[SFRAME_BT_FROM_EH_FRAME]);
+	if (!bind_not && !under_valgrind()) {
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			setenv("LD_BIND_NOT", "1", 1);
+			execl("/proc/self/exe", argv[0], "--bind-not", (char *)NULL);
+			_exit(127);
+		}
+		int status = 0;
+		CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+			      WEXITSTATUS(status) == 0,
+		      "the run with LD_BIND_NOT=1 passed (status %#x)", status);
+	}
 	CHECK_DONE();
 }

@@ -10,6 +10,9 @@
 #   6. make test-port: the walker where users' programs run (static
 #      glibc, Debian bullseye's glibc 2.31, musl dynamic and static;
 #      needs the network the first time)
+#   7. make test-cross: the walker built for AArch64 (SFrame V1, V2, V3,
+#      pointer authentication) and s390x, run under qemu-user (needs the
+#      network the first time)
 # and ends with the total "N passed, N failed".
 # Environment: SFB_QUICK=1 runs step 1 only.
 set -u
@@ -49,6 +52,7 @@ if [ "${SFB_QUICK:-0}" != 1 ]; then
 		echo "not ok - fuzzing found a crash or a disagreement"; echo "0 passed, 1 failed"
 	fi' 
 	step port make test-port
+	step cross make test-cross
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -67,7 +67,8 @@ sec ~ /^### Natural-end walks/ && /^\| / {
 sec ~ /^### First interpretation of .eh_frame/ {
 	if (/^Cold CFI: /) {
 		c = $0; sub(/^Cold CFI: /, "", c); sub(/ us a CFI row.*/, "", c); val["cfi", "fresh"] = c
-		c = $0; sub(/.*first\), /, "", c); sub(/ ns in this process.*/, "", c); val["cfi", "memo"] = c
+		c = $0; sub(/ us a libc frame.*/, "", c); sub(/.*; /, "", c); val["cfi", "libc"] = c
+		c = $0; sub(/ ns in this process.*/, "", c); sub(/.*; /, "", c); val["cfi", "memo"] = c
 	}
 	if (/^\| /) {
 		row(f)
@@ -268,9 +269,11 @@ END {
 		print line > full
 	}
 	print "" > full
-	printf "**A `.eh_frame` row first seen** costs %s µs in a fresh process (the first walk through\n", v("cfi" SUBSEP "fresh") > full
-	printf "libc after the chain'"'"'s SFrame rows were memoised, less a warm walk, a CFI row) and %s ns\n", v("cfi" SUBSEP "memo") > full
-	print "with the row memo emptied in a warm process. The first walk to the natural end in a" > full
+	printf "**A `.eh_frame` row first seen** costs %s µs in a fresh process whose objects were\n", v("cfi" SUBSEP "fresh") > full
+	print "described first (`sframe_backtrace_warmup()`): the first walk through libc after the" > full
+	print "chain'"'"'s SFrame rows were memoised, less a warm walk, a CFI row. Without the warm-up" > full
+	printf "that walk also describes libc: %s µs a libc frame. With the row memo emptied in a warm\n", v("cfi" SUBSEP "libc") > full
+	printf "process: %s ns a row. The first walk to the natural end in a\n", v("cfi" SUBSEP "memo") > full
 	printf "fresh process: sframebt %s µs (%s after `sframe_backtrace_warmup()`), libunwind %s µs,\n", \
 		v("natfirst" SUBSEP "sfb"), v("natfirst" SUBSEP "warm"), v("natfirst" SUBSEP "unw") > full
 	printf "glibc %s µs.\n", v("natfirst" SUBSEP "glibc") > full

@@ -271,7 +271,7 @@ END {
 	print "" > full
 	printf "**A `.eh_frame` row first seen** costs %s µs in a fresh process whose objects were\n", v("cfi" SUBSEP "fresh") > full
 	print "described first (`sframe_backtrace_warmup()`): the first walk through libc after the" > full
-	print "chain'"'"'s SFrame rows were memoised, less a warm walk, a CFI row. Without the warm-up" > full
+	print "chain'"'"'s SFrame rows were memoised, less a warm walk, per libc frame. Without the warm-up" > full
 	printf "that walk also describes libc: %s µs a libc frame. With the row memo emptied in a warm\n", v("cfi" SUBSEP "libc") > full
 	printf "process: %s ns a row. The first walk to the natural end in a\n", v("cfi" SUBSEP "memo") > full
 	printf "fresh process: sframebt %s µs (%s after `sframe_backtrace_warmup()`), libunwind %s µs,\n", \

@@ -25,7 +25,8 @@
  * frames of 1 KiB and 128 KiB, DRAP, alloca, PLT and .plt.got calls, the
  * hand-written CFI functions); and calls into libc (ei_libc_*): qsort
  * calling back into the program, memset/memcpy/strlen, malloc/free,
- * getpid, write, clock_gettime (the vDSO), a mutex, snprintf, and a first
+ * getpid, write, clock_gettime (the vDSO), a mutex, snprintf, stdio on a
+ * memory stream, dlsym (ld.so), and a first
  * call through a lazily bound PLT slot (ld.so's resolver).  The
  * instructions of libc, ld.so, the vDSO and any other code not listed
  * (a sanitizer's interceptors) are checked too, against the same shadow
@@ -672,6 +673,27 @@ CHAINS_FN int ei_libc_printf(void *ctx)
 	return r + zero;
 }
 
+CHAINS_FN int ei_libc_stdio(void *ctx)
+{
+	volatile int zero = 0;
+	char buf[256];
+	(void)ctx;
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	if (!f)
+		return -1;
+	int r = fprintf(f, "%s %d %lx\n", "stdio", 7, 0xfeedUL);
+	r += fputs("more\n", f) >= 0;
+	r += fclose(f) == 0;
+	return r + zero;
+}
+
+CHAINS_FN int ei_ldso_dlsym(void *ctx)
+{
+	volatile int zero = 0;
+	(void)ctx;
+	return (dlsym(RTLD_DEFAULT, "getppid") != NULL) + zero;
+}
+
 /* The first call of a function through the executable's lazily bound
  * PLT: the stub's push and jmp to PLT0, ld.so's _dl_runtime_resolve
  * (which realigns the stack for xsave), _dl_fixup and its symbol lookup.
@@ -808,6 +830,8 @@ int main(void)
 		{ (void *)ei_libc_sys, "ei_libc_sys", -1 },
 		{ (void *)ei_libc_printf, "ei_libc_printf", -1 },
 		{ (void *)ei_libc_lazy, "ei_libc_lazy", -1 },
+		{ (void *)ei_libc_stdio, "ei_libc_stdio", -1 },
+		{ (void *)ei_ldso_dlsym, "ei_ldso_dlsym", -1 },
 	};
 	bool all = true;
 	for (unsigned i = 0; i < sizeof exe_fns / sizeof exe_fns[0]; i++) {
@@ -912,6 +936,8 @@ int main(void)
 		{ "libc malloc, free", ei_libc_malloc },
 		{ "libc getpid, write, clock_gettime (vDSO), mutex", ei_libc_sys },
 		{ "libc snprintf", ei_libc_printf },
+		{ "libc fmemopen, fprintf, fputs, fclose", ei_libc_stdio },
+		{ "ld.so dlsym", ei_ldso_dlsym },
 	};
 	for (unsigned i = 0; i < sizeof libc_flows / sizeof libc_flows[0]; i++)
 		flows[nflows++] = (struct flow){ .name = libc_flows[i].name,

@@ -639,12 +639,16 @@ CHAINS_FN int ei_libc_mem(void *ctx)
 	return (int)strlen(dst) + zero;
 }
 
+static void *volatile ei_escape; /* keeps malloc/free from being elided */
+
 CHAINS_FN int ei_libc_malloc(void *ctx)
 {
 	volatile int zero = 0;
 	char *p = malloc(ei_small), *q = malloc(ei_large * 10);
 	int r = p && q;
 	(void)ctx;
+	ei_escape = p;
+	ei_escape = q;
 	free(q);
 	free(p);
 	return r + zero;

@@ -12,6 +12,7 @@
 #
 # env: SFB_BUILD  build directory (default: build)
 #      CC         compiler (default: cc)
+#      SFB_WRAP   prefix for the comparison program (e.g. valgrind)
 
 B=${SFB_BUILD:-build}
 CC=${CC:-cc}
@@ -53,4 +54,4 @@ done
 echo "ok - built$(for o in $objs; do printf ' %s' "${o##*/}"; done) without .sframe"
 fixtures=$(ls tests/fixtures/bin/x86_64-v*/fixture tests/fixtures/bin/x86_64-v*/libfixture.so \
 	tests/fixtures/bin/aarch64-v*/fixture tests/fixtures/bin/aarch64-v*/libfixture.so 2>/dev/null)
-"$oracle" $objs $fixtures
+${SFB_WRAP:-} "$oracle" $objs $fixtures

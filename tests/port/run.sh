@@ -53,9 +53,10 @@ build() {
 	cfg=$1 b=$2
 	shift 2
 	rm -rf "$b"
-	if ! make -j"$J" B="$b" "$@" >"$b.log" 2>&1; then
+	mkdir -p "$b"
+	if ! make -j"$J" B="$b" "$@" >"$b/build.log" 2>&1; then
 		echo "not ok - [$cfg] build failed:"
-		tail -15 "$b.log" | sed 's/^/#   /'
+		tail -15 "$b/build.log" | sed 's/^/#   /'
 		fail=$((fail + 1))
 		return 1
 	fi
@@ -112,7 +113,7 @@ if bash -c '. tests/fixtures/toolchains.sh &&
 		TF_PORT="$TF -Wa,--gsframe -fomit-frame-pointer -fno-optimize-sibling-calls"
 		TF="$TF -include tests/port/dlfo_compat.h"
 		if make -j"$J" B="$B" CC="$CC231" TESTFLAGS="$TF" \
-			$(for t in $W; do echo "$B/tests/$t"; done) >>"$B.log" 2>&1; then
+			$(for t in $W; do echo "$B/tests/$t"; done) >>"$B/build.log" 2>&1; then
 			for t in $W; do
 				run glibc-2.31 "$B/tests/$t"
 			done
@@ -123,9 +124,9 @@ if bash -c '. tests/fixtures/toolchains.sh &&
 			mkdir -p "$O"
 			if gcc --sysroot="$R" -B"$L/" -L"$L" -L"$LIB" $TF_PORT -DPORT_DLOPEN \
 				tests/port/t_port_walk.c -o "$O/t_port_walk" "$B/libsframebt.a" \
-				-ldl -lpthread >>"$B.log" 2>&1 &&
+				-ldl -lpthread >>"$B/build.log" 2>&1 &&
 			   cc $TF_PORT -fPIC -shared -fno-semantic-interposition \
-				tests/port/port_dl.c -o "$O/port_dl.so" >>"$B.log" 2>&1; then
+				tests/port/port_dl.c -o "$O/port_dl.so" >>"$B/build.log" 2>&1; then
 				run glibc-2.31-on-host "$O/t_port_walk"
 			else
 				echo "not ok - [glibc-2.31-on-host] build failed"
@@ -133,7 +134,7 @@ if bash -c '. tests/fixtures/toolchains.sh &&
 			fi
 		else
 			echo "not ok - [glibc-2.31] walker tests: build failed"
-			tail -15 "$B.log" | sed 's/^/#   /'
+			tail -15 "$B/build.log" | sed 's/^/#   /'
 			fail=$((fail + 1))
 		fi
 	fi

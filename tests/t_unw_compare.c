@@ -197,14 +197,14 @@ static volatile unsigned long in_handler_sink;
 
 NOINL int uc_in_handler_work(void)
 {
-	int a[300];
+	int a[1500];
 	uint64_t rnd = 12345;
-	for (int i = 0; i < 300; i++)
+	for (int i = 0; i < 1500; i++)
 		a[i] = (int)(rnd_next(&rnd) >> 40);
-	qsort(a, 300, sizeof a[0], uc_cmp_int);
+	qsort(a, 1500, sizeof a[0], uc_cmp_int);
 	char b[2048];
 	memset(b, a[7] & 0x7f, sizeof b);
-	return a[150] + b[100];
+	return a[750] + b[100];
 }
 
 static void on_usr2(int sig)

@@ -337,11 +337,6 @@ void sfb_discover_refresh(void)
 	errno = saved;
 }
 
-bool sfb_discover_uses_table(void)
-{
-	return use_table;
-}
-
 /* ---- Choosing ------------------------------------------------------------ */
 
 #ifdef __GLIBC__

@@ -52,9 +52,6 @@ int sfb_discover(void *pc, struct sfb_found *out) __attribute__((visibility("hid
  * used.  Called by the library's normal-context entry points. */
 void sfb_discover_refresh(void) __attribute__((visibility("hidden")));
 
-/* Is the object table in use (glibc < 2.35 or musl, dynamic)? */
-bool sfb_discover_uses_table(void) __attribute__((visibility("hidden")));
-
 static inline uintptr_t sfb_found_ehdr(const struct sfb_found *f)
 {
 	return f->dlfo_flags & SFB_FOUND_OWN ? f->ehdr : (uintptr_t)f->dlfo_map_start;

@@ -42,6 +42,8 @@ struct sfb_loc {
 #define SFB_ROW_RA_FIXED 0x40    /* RA rule is the header's fixed offset */
 #define SFB_ROW_RA_PADDING 0x80  /* RA explicitly marked "not saved" (padding word) */
 #define SFB_ROW_CFI 0x100        /* from .eh_frame (DWARF CFI), not .sframe */
+#define SFB_ROW_MEMO 0x200       /* a memoised row (rowmemo.h): rules for the CFA,
+				    RA and FP only, nothing of other registers */
 
 /* Rules for registers other than SP, FP and the RA (CFI rows only): the
  * callee-saved registers a CFI row says were saved, so that a later

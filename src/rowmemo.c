@@ -81,7 +81,7 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 		.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->ra_slot },
 		.fp = m->fp_slot ? (struct sfb_loc){ SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 * m->fp_slot }
 				 : (struct sfb_loc){ SFB_LOC_SAME, 0, 0, 0 },
-		.flags = (uint16_t)((m->flags & SFB_MEMO_CFI ? SFB_ROW_CFI : 0) |
+		.flags = (uint16_t)(SFB_ROW_MEMO | (m->flags & SFB_MEMO_CFI ? SFB_ROW_CFI : 0) |
 				    (m->flags & SFB_MEMO_PAC ? SFB_ROW_MANGLED_RA : 0)),
 	};
 }

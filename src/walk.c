@@ -67,6 +67,10 @@ struct walker {
 	 * row, which do not say where they were saved. */
 	uint64_t known;
 	uintptr_t val[TRACKED_REGS];
+	/* Memoised rows are used (the fast path, and exact-PC rows on the
+	 * general path); lost_regs: one of them left registers unknown that a
+	 * CFI row would have said (sfb_walk()). */
+	bool memo, lost_regs;
 	/* What the next sample fetches ahead (rowmemo.h, the recall): the
 	 * pairs of the memo entries that hold, or would hold, the rows of
 	 * this walk's frames after the first, in order, a repeated frame
@@ -312,8 +316,9 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 	}
 
 	/* The callee-saved registers: a CFI row says where each was saved or
-	 * that it kept its value; other rows say nothing of them. */
-	if (row->flags & SFB_ROW_CFI) {
+	 * that it kept its value; other rows say nothing of them, and a
+	 * memoised CFI row has forgotten what it said. */
+	if ((row->flags & (SFB_ROW_CFI | SFB_ROW_MEMO)) == SFB_ROW_CFI) {
 		uint64_t known = 0;
 		uintptr_t val[TRACKED_REGS];
 		for (uint64_t m = SFB_CALLEE_SAVED; m; m &= m - 1) {
@@ -323,7 +328,12 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 				if (row->regs[k].reg == n)
 					l = &row->regs[k].loc;
 			const struct sfb_loc same = { SFB_LOC_SAME, 0, 0, 0 };
-			if (rule_value(w, r, row, l ? l : &same, cfa, n, &val[n]) == VAL_OK)
+			int v = rule_value(w, r, row, l ? l : &same, cfa, n, &val[n]);
+			/* Saved below SP: already restored (an epilogue after its
+			 * pop, where gcc's CFI keeps the save's rule), as for FP. */
+			if (v == VAL_BELOW_SP)
+				v = rule_value(w, r, row, &same, cfa, n, &val[n]);
+			if (v == VAL_OK)
 				known |= 1ull << n;
 		}
 		w->known = known;
@@ -331,6 +341,7 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 			w->val[__builtin_ctzll(m)] = val[__builtin_ctzll(m)];
 	} else {
 		w->known = 0;
+		w->lost_regs |= (row->flags & SFB_ROW_MEMO) != 0;
 	}
 	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
 	return 0;
@@ -386,7 +397,7 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 	*is_signal = false;
 	/* A memoised exact row is what the lines below gave last time: a row
 	 * of the common shape, which is no trampoline's. */
-	if (exact && sfb_object_has_rows(o) &&
+	if (exact && w->memo && sfb_object_has_rows(o) &&
 	    sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &simple)) {
 		sfb_memo_row_expand(&simple, SFB_DWARF_SP, SFB_DWARF_FP, row);
 		*no_row = 0;
@@ -558,6 +569,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 		r->all = NULL;
 		r->have_ra = false;
 		w->known = 0;
+		w->lost_regs = true;
 		*source = records ? src : SFRAME_BT_FROM_SFRAME;
 		*cfi_frames = ncfi;
 	}
@@ -732,6 +744,14 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		sfb_memo_fetch_recalled();
 		sfb_objcache_fetch_recalled();
 	}
+	/* Memoised rows keep only SP and FP: below one, the other callee-
+	 * saved registers are unknown.  A rule that then needs one (ld.so's
+	 * lazy-binding resolver: CFA = rbx + 32) stops the walk as
+	 * unsafe-rule; it is walked again from the start without the memo,
+	 * on the general path, which tracks them through CFI rows. */
+	const struct sfb_regs start = *regs;
+	w.memo = true;
+	w.lost_regs = false;
 	struct position at = { 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 	for (;;) {
 		if (at.n == size) {
@@ -742,7 +762,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		}
 		bool outermost = false;
 		int ncfi = 0;
-		int m = !w.mem.nwin ? at.n
+		int m = !w.memo || !w.mem.nwin ? at.n
 			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
 						&outermost, &ncfi)
 			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
@@ -762,6 +782,16 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			continue;
 		}
 		int stop = general_step(&w, regs, &at, frames, pcs, st);
+		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.memo) {
+			*regs = start;
+			at = (struct position){ 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
+			memset(st, 0, sizeof *st);
+			w.known = 0;
+			w.ntrail = 0;
+			w.trail_key = 0;
+			w.memo = false;
+			continue;
+		}
 		if (stop) {
 			st->stop = stop;
 			break;

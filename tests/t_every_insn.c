@@ -38,8 +38,9 @@
  * frame before it right, or a wrong CFA there and a PC read from it; or a
  * failure: a wrong frame (a PC that is not the true one), a wrong CFA
  * outside a gap, or an early stop anywhere else, libc included (libc,
- * ld.so and the vDSO carry CFI for every instruction run here) -- but for
- * one known limitation of the walker, counted apart (at_resolver()).
+ * ld.so and the vDSO carry CFI for every instruction run here).  A stop
+ * at ld.so's lazy-binding resolver below a memoised row is counted apart
+ * (at_resolver()) and must not occur.
  *
  * Under valgrind (SFB_VALGRIND=1 or valgrind's LD_PRELOAD) the chains run
  * without stepping: valgrind does not deliver trap-flag traps. */
@@ -318,14 +319,12 @@ static bool jmp_via_got(uintptr_t pc)
 
 static unsigned long again_same, again_differ; /* second walk at the same instruction */
 
-/* A known limitation, to be fixed in the walker: a memoised row (the
- * memo's rows, frame 0's exact-PC row included) says nothing of the
- * callee-saved registers, so below one the walker no longer knows rbx,
- * and a walk stops with unsafe-rule at ld.so's lazy-binding resolver,
- * whose CFA is rbx + 32 (it realigns the stack for xsave) -- where the
- * same walk before the rows were memoised goes through.  Counted apart
- * (every frame before the stop right), and required to occur, so that
- * the allowance goes when the walker keeps the registers. */
+/* A memoised row (the memo's rows, frame 0's exact-PC row included) says
+ * nothing of the callee-saved registers, so below one the walker no longer
+ * knows rbx, and ld.so's lazy-binding resolver, whose CFA is rbx + 32 (it
+ * realigns the stack for xsave), needs it: the walker then walks again on
+ * the general path, which tracks rbx through CFI rows.  A walk that stops
+ * there with unsafe-rule is counted apart, and fails the test. */
 static uintptr_t resolver; /* _dl_runtime_resolve*, from the executable's GOT[2] */
 static unsigned long known_memo_stops, known_memo_again;
 
@@ -1116,11 +1115,9 @@ int main(void)
 	unsigned ow = osum[4] + osum[5] + osum[6];
 	CHECK(outside[O_LDSO].checked > 200, "lazy binding stepped: %u instructions of ld.so "
 	      "checked, %u right", outside[O_LDSO].checked, outside[O_LDSO].matched);
-	CHECK(known_memo_stops > 0,
-	      "known limitation still there: %lu walks stopped with unsafe-rule at ld.so's "
-	      "resolver (CFA = rbx + 32) below a memoised row, %lu second walks differed from "
-	      "the first by it (once memoised rows keep the callee-saved registers, this "
-	      "check fails: remove the allowance, at_resolver())",
+	CHECK(known_memo_stops == 0 && known_memo_again == 0,
+	      "no walk stops with unsafe-rule at ld.so's resolver (CFA = rbx + 32) below a "
+	      "memoised row: %lu did, %lu second walks differed from the first by it",
 	      known_memo_stops, known_memo_again);
 	/* No stop is expected there: libc, ld.so and the vDSO describe every
 	 * instruction these flows run with .eh_frame CFI. */

@@ -49,12 +49,24 @@ static void from_words(const void *w, struct sfb_regs *r)
 	r->have_ra = true;
 }
 
+/* A PSW the kernel saved for user space is in 64-bit addressing mode
+ * (extended and basic addressing bits both set). */
+#define PSW_MASK_64BIT 0x0000000180000000ul
+
 bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
 {
 	if (!ucv)
 		return false;
 	const ucontext_t *uc = ucv;
 	from_words(&uc->uc_mcontext, r);
+	/* glibc's getcontext() saves no PSW (setcontext() resumes through
+	 * r14): without a 64-bit PSW mask, the context is getcontext()'s,
+	 * which resumes at r14 with r15 unchanged (it makes no frame), as
+	 * an x86-64 getcontext() context resumes at its return address. */
+	if ((uc->uc_mcontext.psw.mask & PSW_MASK_64BIT) != PSW_MASK_64BIT) {
+		r->pc = r->ra;
+		r->have_ra = false;
+	}
 	return true;
 }
 

@@ -33,11 +33,9 @@
 
 #include "backtrace.h"
 #include "check.h"
+#include "uc_regs.h"
 
 #if defined(__aarch64__)
-#define UC_PC(uc) ((uc)->uc_mcontext.pc)
-#define UC_SP(uc) ((uc)->uc_mcontext.sp)
-#define UC_FP(uc) ((uc)->uc_mcontext.regs[29])
 #define UC_RA(uc) ((uc)->uc_mcontext.regs[30])
 /* brk #0: SIGTRAP, pc at the brk. */
 #define TRAP_LEN 4
@@ -46,9 +44,6 @@ static const uint8_t trap_code[4] = { 0x00, 0x00, 0x20, 0xd4 };
 #define TRAP_ASM_LEN 4
 static unsigned insn_len(const uint8_t *c) { (void)c; return 4; }
 #elif defined(__s390x__)
-#define UC_PC(uc) ((uc)->uc_mcontext.psw.addr)
-#define UC_SP(uc) ((uc)->uc_mcontext.gregs[15])
-#define UC_FP(uc) ((uc)->uc_mcontext.gregs[11])
 #define UC_RA(uc) ((uc)->uc_mcontext.gregs[14])
 /* An invalid opcode: SIGILL, si_addr at it, the PSW after it. */
 #define TRAP_LEN 2
@@ -58,10 +53,7 @@ static const uint8_t trap_code[2] = { 0x00, 0x01 };
 /* The length of an instruction from its first two bits. */
 static unsigned insn_len(const uint8_t *c) { return c[0] < 0x40 ? 2 : c[0] < 0xc0 ? 4 : 6; }
 #elif defined(__x86_64__)
-#define UC_PC(uc) ((uc)->uc_mcontext.gregs[REG_RIP])
-#define UC_SP(uc) ((uc)->uc_mcontext.gregs[REG_RSP])
-#define UC_FP(uc) ((uc)->uc_mcontext.gregs[REG_RBP])
-#define UC_RA(uc) ((uc)->uc_mcontext.gregs[REG_RAX])
+#define UC_RA(uc) ((uc)->uc_mcontext.gregs[REG_RAX]) /* any other register */
 #define TRAP_ASM "int3"
 #define TRAP_ASM_LEN 0 /* the trap leaves the PC after it */
 #endif
@@ -73,7 +65,7 @@ static int (*lb_a)(cross_cb, int);
 
 enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_B, F_EX_A,
        F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
-       F_FX_DRIVE, NF };
+       F_FX_DRIVE, F_ACTION_CAPTURE, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -81,6 +73,7 @@ static const char *const fn_name[NF] = {
 	"action_walk", "spin",	 "action_trap", "cb",	     "lb_c",	 "lb_b",
 	"lb_a",	       "ex_b",	 "ex_a",	"drive",     "on_usr1",	 "on_trap",
 	"fault_fn",    "on_segv", "outer_cb",	"cross_outermost", "fx_drive",
+	"action_capture",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -266,7 +259,8 @@ void on_usr1(int sig, siginfo_t *si, void *uc)
 	struct sframe_bt_status st;
 	int exp[NCHAIN + 1], ne = expect_from(F_SPIN, exp);
 	/* Only a sample that landed in spin itself has a known chain. */
-	if (UC_PC((ucontext_t *)uc) < fn_lo[F_SPIN] || UC_PC((ucontext_t *)uc) >= fn_hi[F_SPIN])
+	uintptr_t pc = (uintptr_t)UC_PC((ucontext_t *)uc);
+	if (pc < fn_lo[F_SPIN] || pc >= fn_hi[F_SPIN])
 		return;
 	atomic_fetch_add(&t->got, 1);
 	int n = sframe_backtrace_ex(uc, fr, MAXF, 0, &st);
@@ -462,6 +456,8 @@ __attribute__((noinline)) int action_capture(int x)
 {
 	getcontext(&good_uc);
 	captured = 1;
+	/* Walked while its frames still exist. */
+	walk_n = sframe_backtrace_ex(&good_uc, walk_fr, MAXF, 0, &walk_st);
 	return x;
 }
 
@@ -491,6 +487,15 @@ static void test_garbage(void)
 	drive(1);
 	action = NULL;
 	CHECK(captured, "garbage: a context captured in the chain");
+	{
+		/* The captured context itself: getcontext()'s caller, then the chain
+		 * (s390x's getcontext() saves no PSW: the walk resumes at r14). */
+		int exp[NCHAIN + 1], ne = expect_from(F_ACTION_CAPTURE, exp);
+		int r = judge(walk_fr, walk_n, 0, &walk_st, exp, ne);
+		if (r != RIGHT)
+			show("getcontext", walk_fr, walk_n, &walk_st);
+		CHECK(r == RIGHT, "getcontext(): a walk from its context gives the chain");
+	}
 	struct sframe_bt_frame fr[MAXF];
 	struct sframe_bt_status st;
 	int bad = 0, runs = 3000;
@@ -685,7 +690,7 @@ int main(int argc, char **argv)
 		dlsym(h, "lb_c"),    dlsym(h, "lb_b"), dlsym(h, "lb_a"),    (void *)ex_b,
 		(void *)ex_a,	     (void *)drive,    (void *)on_usr1,	    (void *)on_trap,
 		(void *)fault_fn,    (void *)on_segv,  (void *)outer_cb,    (void *)cross_outermost,
-		(void *)fx_drive,
+		(void *)fx_drive,    (void *)action_capture,
 	};
 	bool all = true;
 	for (int f = 0; f < NF; f++)

@@ -492,10 +492,12 @@ int sfb_objcache_keep_loaded(uintptr_t addr)
 {
 	sfb_discover_refresh();
 	struct sfb_found r;
-	if (sfb_discover((void *)addr, &r) != 0 || !r.dlfo_link_map)
+	if (sfb_discover((void *)addr, &r) != 0 ||
+	    (!r.dlfo_link_map && !(r.dlfo_flags & SFB_FOUND_STAYS)))
 		return -1;
 	struct sfb_object o;
-	if (kept_entry_of(&r)) {
+	/* SFB_FOUND_STAYS: nothing unloads it (a static program, musl). */
+	if (kept_entry_of(&r) || (r.dlfo_flags & SFB_FOUND_STAYS)) {
 		/* It stays anyway (objcache.h); describing it keeps it. */
 		sfb_objcache_find(addr, &o);
 		return 0;

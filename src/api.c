@@ -29,6 +29,7 @@ const char *sframe_bt_stop_name(int stop)
 		[SFRAME_BT_STOP_BAD_CONTEXT] = "bad-context",
 		[SFRAME_BT_STOP_BAD_SECTION] = "bad-section",
 		[SFRAME_BT_STOP_CACHE_FULL] = "cache-full",
+		[SFRAME_BT_STOP_BAD_EH_FRAME] = "bad-eh-frame",
 	};
 	if (stop < 0 || (unsigned)stop >= sizeof names / sizeof names[0] || !names[stop])
 		return "unknown";

@@ -58,6 +58,8 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_SP_FROM_CFA(cfa) (cfa)
 #define SFB_SAVED_WORDS 34 /* regs[31], sp, pc, pstate */
 #define SFB_CALLEE_SAVED (0x3ffull << 19) /* x19-x28 */
+/* Return addresses may carry a pointer-authentication signature. */
+#define SFB_ARCH_PAC 1
 /* The frame record x29 points at: {x29, x30}.  The record need not sit at
  * the top of the frame, so the CFA this gives may lie below the real one;
  * the caller's row and its return-address check decide the rest. */

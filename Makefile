@@ -18,6 +18,12 @@ GSFRAME   := $(shell echo 'int f(void){return 0;}' | $(CC) -Wa,--gsframe -x c -c
 # assembler can write it (binutils before 2.46 cannot for s390x).
 comma     := ,
 SFRAME_AS := $(if $(GSFRAME),-Wa$(comma)--gsframe)
+# ld drops .sframe sections with --gc-sections before binutils 2.47 (2.40
+# on x86-64 and AArch64, 2.44 on AArch64): the shared libraries collect
+# unused sections only where the linker keeps them.
+GC_SECTIONS := $(if $(GSFRAME),$(shell d=$$(mktemp -d) && echo 'int f(void){return 0;}' | \
+	$(CC) $(GSFRAME) -fPIC -shared -Wl,--gc-sections -x c - -o $$d/t.so 2>/dev/null && \
+	grep -q '\.sframe' $$d/t.so && echo -Wl,--gc-sections; rm -rf $$d),-Wl,--gc-sections)
 LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(GSFRAME) $(CFLAGS)
 TESTFLAGS := $(WARN) -I. -Isrc -Itests $(CFLAGS)
 
@@ -42,7 +48,7 @@ lib: $(STATIC) $(SHARED) $(PRELOAD)
 $(B)/pic/backtrace_preload.o: src/preload/backtrace_preload.c backtrace.h Makefile | $(B)/pic
 	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
 $(PRELOAD): $(PIC_OBJS) $(B)/pic/backtrace_preload.o
-	$(CC) -shared -Wl,--gc-sections -o $@ $^
+	$(CC) -shared $(GC_SECTIONS) -o $@ $^
 
 # Frame pointers: api.c finds its caller through its own frame record.
 # The walker's inner loop needs every register it can get (walk.c steps
@@ -56,7 +62,7 @@ $(B)/pic/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/pic
 $(STATIC): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(SHARED): $(PIC_OBJS)
-	$(CC) -shared -Wl,-soname,libsframebt.so.$(SOMAJOR) -Wl,--gc-sections -o $@ $^
+	$(CC) -shared -Wl,-soname,libsframebt.so.$(SOMAJOR) $(GC_SECTIONS) -o $@ $^
 	ln -sf libsframebt.so.$(VERSION) $(B)/libsframebt.so.$(SOMAJOR)
 	ln -sf libsframebt.so.$(VERSION) $(B)/libsframebt.so
 

@@ -294,12 +294,12 @@ static const char *src_name(int s)
 	return s >= 0 && s < 6 ? n[s] : "?";
 }
 
-/* A known limitation of the walker, to be fixed: a memoised row says
- * nothing of the callee-saved registers, so below one a walk stops with
- * unsafe-rule at ld.so's lazy-binding resolver, whose CFA is rbx + 32,
- * where libunwind goes on.  Such a sample (sframebt's frames a prefix of
- * libunwind's, then that stop in ld.so) is counted apart. */
-static bool known_limitation(const struct sample *s)
+/* ld.so's lazy-binding resolver takes its CFA from rbx (rbx + 32): below
+ * frames whose rows came from the memo, which keeps no callee-saved
+ * register, the walker must still know rbx.  A sample that stops with
+ * unsafe-rule in ld.so where libunwind goes on (sframebt's frames a
+ * prefix of libunwind's) is counted apart, and fails the test. */
+static bool resolver_stop(const struct sample *s)
 {
 	return s->st.stop == SFRAME_BT_STOP_UNSAFE_RULE && in_obj(&w_ldso, s->st.stop_pc) &&
 	       s->n_sfb < s->n_unw;
@@ -419,7 +419,8 @@ int main(int argc, char **argv)
 	if (ns > MAXSAMPLES)
 		ns = MAXSAMPLES;
 	unsigned equal = 0, differ = 0, sys0 = 0, sys_frames = 0, by_src[6] = { 0 };
-	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0, crossed = 0, known = 0;
+	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0, crossed = 0;
+	unsigned known = 0; /* resolver_stop() */
 	/* frame 0 by object: libc, ld.so, vDSO, the program, other */
 	unsigned where0[5] = { 0 };
 	struct wobj vdso = { 0, 0 }, exe = { 0, 0 };
@@ -454,10 +455,10 @@ int main(int argc, char **argv)
 				      in_start(s->sfb_pc[s->n_sfb - 1] - 1);
 			continue;
 		}
-		if (why && !strcmp(why, "sframebt stopped earlier") && known_limitation(s)) {
+		if (why && !strcmp(why, "sframebt stopped earlier") && resolver_stop(s)) {
 			if (++known > 1)
 				continue;
-			printf("# sample %u, the first at the known limitation: sframebt %d frames, "
+			printf("# sample %u, the first stopped at the resolver: sframebt %d frames, "
 			       "stop %s at %#lx; libunwind %d frames\n", i, s->n_sfb,
 			       sframe_bt_stop_name(s->st.stop), (unsigned long)s->st.stop_pc, s->n_unw);
 			for (int k = 0; k < s->n_sfb; k++)
@@ -483,7 +484,7 @@ int main(int argc, char **argv)
 				    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
 	}
 	printf("# %s%u samples from %d threads and main (%u from CPU timers, %u of %u tgkill()s; "
-	       "%ld work loops, %.1f s): %u equal, %u differing, %u at the known limitation; %lu "
+	       "%ld work loops, %.1f s): %u equal, %u differing, %u stopped at the resolver; %lu "
 	       "frames (deepest %d), frame 0 in libc/ld.so in %u samples; frames after frame 0 in "
 	       "libc/ld.so: %u; main's samples equal and ending in _start: %u\n",
 	       mode, ns, NTHREADS, timer, ns - timer, sent, loops, now_s() - t0, equal, differ,
@@ -506,16 +507,9 @@ int main(int argc, char **argv)
 	CHECK(compared > 0 && (double)equal >= 0.999 * compared,
 	      "%swhole stacks equal to libunwind's in %u of %u samples (%u differing; at least "
 	      "99.9%% equal)", mode, equal, compared, differ);
-	/* The known limitation needs the resolver: seen only with LD_BIND_NOT
-	 * (where it must be seen, until the walker keeps the registers). */
-	if (bind_not)
-		CHECK(known > 0 || where0[1] < 200,
-		      "%sknown limitation still there: %u samples stopped with unsafe-rule in "
-		      "ld.so, where libunwind went on, of %u with frame 0 in ld.so (once memoised "
-		      "rows keep the callee-saved registers, this check fails: remove the "
-		      "allowance, known_limitation())", mode, known, where0[1]);
-	else
-		CHECK(known == 0, "no sample stopped with unsafe-rule in ld.so (%u)", known);
+	CHECK(known == 0,
+	      "%sno sample stopped with unsafe-rule in ld.so where libunwind went on: %u did "
+	      "(of %u with frame 0 in ld.so)", mode, known, where0[1]);
 	CHECK(crossed > 0, "%ssamples taken in a signal handler, across the signal frame: %u "
 	      "equal", mode, crossed);
 	CHECK(main_equal > 0, "%sthe main thread's stacks too, to _start: %u equal", mode,

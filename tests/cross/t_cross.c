@@ -193,11 +193,56 @@ static int walk_n;
 static void *walk_pcs[MAXF];
 static int walk_npcs;
 
+static int report_fd = -1, report_n;
+
 __attribute__((noinline)) int action_walk(int x)
 {
 	walk_n = sframe_backtrace_ex(NULL, walk_fr, MAXF, 0, &walk_st);
 	walk_npcs = sframe_backtrace(walk_pcs, MAXF);
+	if (report_fd >= 0)
+		report_n = sframe_write_crash_report(NULL, report_fd);
 	return x + 1;
+}
+
+/* The crash report names the chain's functions in order (the symbolizer
+ * on this architecture: ELF hash tables, dynamic symbols). */
+static void test_report(void)
+{
+	int p[2];
+	if (pipe(p)) {
+		CHECK(0, "report: pipe");
+		return;
+	}
+	report_fd = p[1];
+	action = action_walk;
+	drive(5);
+	action = NULL;
+	report_fd = -1;
+	close(p[1]);
+	static char text[65536];
+	size_t len = 0;
+	ssize_t r;
+	while (len < sizeof text - 1 && (r = read(p[0], text + len, sizeof text - 1 - len)) > 0)
+		len += (size_t)r;
+	close(p[0]);
+	text[len] = 0;
+	static const char *const names[] = { "action_walk", "cb", "lb_c", "lb_b",
+					     "lb_a", "ex_b", "ex_a", "drive" };
+	const char *at = text;
+	unsigned found = 0;
+	for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char pat[32];
+		snprintf(pat, sizeof pat, " %s+", names[i]);
+		const char *q = strstr(at, pat);
+		if (!q)
+			break;
+		at = q + 1;
+		found++;
+	}
+	if (found < sizeof names / sizeof names[0])
+		printf("# report (%d frames):\n%s", report_n, text);
+	CHECK(found == sizeof names / sizeof names[0],
+	      "report: sframe_write_crash_report() names the chain in order (%u of 8)", found);
 }
 
 static void test_chain(void)
@@ -739,6 +784,7 @@ int main(int argc, char **argv)
 	      (unsigned long)signed_cb);
 #endif
 	test_chain();
+	test_report();
 	test_threads();
 	test_nested();
 	test_outermost();

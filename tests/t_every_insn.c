@@ -26,8 +26,9 @@
  * hand-written CFI functions); and calls into libc (ei_libc_*): qsort
  * calling back into the program, memset/memcpy/strlen, malloc/free,
  * getpid, write, clock_gettime (the vDSO), a mutex, snprintf, stdio on a
- * memory stream, dlsym (ld.so), and a first
- * call through a lazily bound PLT slot (ld.so's resolver).  The
+ * memory stream, dlsym (ld.so), a first call through a lazily bound PLT
+ * slot (ld.so's resolver), and dlopen/dlclose of a library not loaded
+ * (mapping, relocation, IFUNC resolvers, _init, _fini).  The
  * instructions of libc, ld.so, the vDSO and any other code not listed
  * (a sanitizer's interceptors) are checked too, against the same shadow
  * stack, and counted by object.
@@ -38,9 +39,13 @@
  * frame before it right, or a wrong CFA there and a PC read from it; or a
  * failure: a wrong frame (a PC that is not the true one), a wrong CFA
  * outside a gap, or an early stop anywhere else, libc included (libc,
- * ld.so and the vDSO carry CFI for every instruction run here).  A stop
- * at ld.so's lazy-binding resolver below a memoised row is counted apart
- * (at_resolver()) and must not occur.
+ * ld.so and the vDSO carry CFI for every instruction run here), except
+ * where the object itself gives no way on: code it has no FDE for (by
+ * readelf: crti.o's _init and _fini, Debian's crtstuff functions), or an
+ * object ld.so has not published yet (its IFUNC resolvers run during
+ * relocation, before _dl_find_object() knows it, which the trap handler
+ * asks).  A stop at ld.so's lazy-binding resolver below a memoised row is
+ * counted apart (at_resolver()) and must not occur.
  *
  * Under valgrind (SFB_VALGRIND=1 or valgrind's LD_PRELOAD) the chains run
  * without stepping: valgrind does not deliver trap-flag traps. */
@@ -110,6 +115,7 @@ struct code {
 	unsigned gap_spoiled; /* of cfa_gap: then a wrong PC read from that CFA */
 	int max_outside;   /* most frames of unlisted code below it */
 	unsigned known;    /* stopped at the known limitation (at_resolver()) */
+	unsigned unpublished; /* stopped (no-object) in an object being loaded */
 };
 static struct code code[MAXCODE];
 static int ncode;
@@ -261,11 +267,12 @@ static unsigned long calls_seen, jmp_entries, rep_steps, outside_steps;
 static uintptr_t prev_pc, prev_sp;
 static uintptr_t seen_ra[CHAINS_RA_COUNT];
 
-enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_GAP_SPOILED, K_KNOWN, K_STOP_SYS, K_WRONG_FRAME,
-	    K_WRONG_CFA, K_STOP_BAD };
+enum kind { K_MATCH, K_STOP_GAP, K_CFA_GAP, K_GAP_SPOILED, K_KNOWN, K_UNPUBLISHED, K_STOP_SYS,
+	    K_WRONG_FRAME, K_WRONG_CFA, K_STOP_BAD };
 static const char *const kind_name[] = { "match", "stopped at gap", "CFA wrong in gap",
 					 "CFA wrong in gap, the next PC read from it",
 					 "stopped at the known limitation",
+					 "stopped in an object ld.so has not published",
 					 "stopped in unlisted code", "WRONG FRAME", "WRONG CFA",
 					 "STOPPED EARLY" };
 
@@ -277,12 +284,14 @@ static struct failure {
 } failures[MAXLOG];
 static int nfailures;
 /* Walks that stopped, with a reason, in a frame of unlisted code: by the
- * PC where they stopped and the reason. */
-#define MAXSTOPS 64
+ * PC where they stopped and the reason, with the object (its file, the
+ * PC's offset in it) for the report: the object may be gone by then. */
+#define MAXSTOPS 256
 static struct sys_stop {
-	uintptr_t stop_pc, insn_pc;
+	uintptr_t stop_pc, insn_pc, off;
 	int stop;
 	unsigned count;
+	char path[160];
 } sys_stops[MAXSTOPS];
 static int nsys_stops;
 static unsigned sys_stops_lost;
@@ -298,7 +307,89 @@ static void note_sys_stop(uintptr_t stop_pc, int stop, uintptr_t insn_pc)
 		sys_stops_lost++;
 		return;
 	}
-	sys_stops[nsys_stops++] = (struct sys_stop){ stop_pc, insn_pc, stop, 1 };
+	struct sys_stop *t = &sys_stops[nsys_stops++];
+	*t = (struct sys_stop){ .stop_pc = stop_pc, .insn_pc = insn_pc, .stop = stop, .count = 1 };
+	struct dl_find_object r;
+	if (_dl_find_object((void *)stop_pc, &r) == 0 && r.dlfo_link_map) {
+		const char *n = r.dlfo_link_map->l_name;
+		t->off = stop_pc - r.dlfo_link_map->l_addr;
+		for (size_t k = 0; n && n[k] && k + 1 < sizeof t->path; k++)
+			t->path[k] = n[k];
+	}
+}
+
+/* Whether an FDE of the file at path covers address off (its link-time
+ * address), by readelf's reading of its .eh_frame: 1 yes, 0 no, -1 could
+ * not tell. */
+static int fde_covers(const char *path, uintptr_t off)
+{
+	static char last[PATH_MAX]; /* the file whose FDE ranges are below */
+	static unsigned long (*range)[2];
+	static size_t nrange, cap;
+	if (strcmp(path, last) != 0) {
+		char cmd[PATH_MAX + 64], line[512];
+		nrange = 0;
+		last[0] = 0;
+		if (strchr(path, '\'') || strlen(path) >= sizeof last)
+			return -1;
+		snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames '%s' 2>/dev/null", path);
+		FILE *p = popen(cmd, "r");
+		if (!p)
+			return -1;
+		while (fgets(line, sizeof line, p)) {
+			const char *at = strstr(line, " FDE ");
+			unsigned long lo, hi;
+			if (!at || !(at = strstr(at, "pc=")) || sscanf(at, "pc=%lx..%lx", &lo, &hi) != 2)
+				continue;
+			if (nrange == cap) {
+				void *n = realloc(range, (cap = cap ? 2 * cap : 1024) * sizeof range[0]);
+				if (!n)
+					break;
+				range = n;
+			}
+			range[nrange][0] = lo;
+			range[nrange++][1] = hi;
+		}
+		pclose(p); /* (readelf's status: 1 for a mere warning) */
+		strcpy(last, path);
+	}
+	if (!nrange)
+		return -1;
+	for (size_t i = 0; i < nrange; i++)
+		if (off >= range[i][0] && off < range[i][1])
+			return 1;
+	return 0;
+}
+
+/* The name of the section of the file at path that holds address off
+ * (its link-time address), or NULL. */
+static const char *section_at(const char *path, uintptr_t off, char *name, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) sh[128];
+	char names[4096];
+	const char *found = NULL;
+	if (fd < 0)
+		return NULL;
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && eh.e_shnum <= 128 &&
+	    eh.e_shentsize == sizeof sh[0] && eh.e_shstrndx < eh.e_shnum &&
+	    pread(fd, sh, eh.e_shnum * sizeof sh[0], (off_t)eh.e_shoff) ==
+		    (ssize_t)(eh.e_shnum * sizeof sh[0])) {
+		const ElfW(Shdr) *str = &sh[eh.e_shstrndx];
+		size_t len = str->sh_size < sizeof names - 1 ? str->sh_size : sizeof names - 1;
+		if (pread(fd, names, len, (off_t)str->sh_offset) == (ssize_t)len) {
+			names[len] = 0;
+			for (unsigned i = 0; i < eh.e_shnum && !found; i++)
+				if ((sh[i].sh_flags & SHF_ALLOC) && sh[i].sh_name < len &&
+				    off - sh[i].sh_addr < sh[i].sh_size) {
+					snprintf(name, size, "%s", names + sh[i].sh_name);
+					found = name;
+				}
+		}
+	}
+	close(fd);
+	return found;
 }
 /* Why the walks that stopped at a documented gap stopped, by version. */
 static unsigned gap_stops[4][16];
@@ -326,7 +417,7 @@ static unsigned long again_same, again_differ; /* second walk at the same instru
  * the general path, which tracks rbx through CFI rows.  A walk that stops
  * there with unsafe-rule is counted apart, and fails the test. */
 static uintptr_t resolver; /* _dl_runtime_resolve*, from the executable's GOT[2] */
-static unsigned long known_memo_stops, known_memo_again;
+static unsigned long known_memo_stops, known_memo_again, c_unpublished;
 
 static bool at_resolver(const struct sframe_bt_status *st)
 {
@@ -445,7 +536,14 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		       : !gap ? K_STOP_BAD : bad_cfa >= 0 && !cfa_in_gap ? K_WRONG_CFA : K_STOP_GAP;
 		if (kind == K_STOP_BAD || kind == K_STOP_GAP || kind == K_STOP_SYS)
 			at = n;
-		if (kind == K_STOP_SYS && at_resolver(&st)) {
+		struct dl_find_object dfo;
+		if (kind == K_STOP_SYS && st.stop == SFRAME_BT_STOP_NO_OBJECT &&
+		    _dl_find_object((void *)st.stop_pc, &dfo) != 0) {
+			/* an object ld.so has not published yet (or no longer):
+			 * _dl_find_object() knows it no more than the walk */
+			kind = K_UNPUBLISHED;
+			c_unpublished++;
+		} else if (kind == K_STOP_SYS && at_resolver(&st)) {
 			kind = K_KNOWN;
 			known_memo_stops++;
 		} else if (kind == K_STOP_SYS) {
@@ -477,6 +575,7 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 		break;
 	case K_STOP_SYS: c->stop_sys++; break;
 	case K_KNOWN: c->known++; break;
+	case K_UNPUBLISHED: c->unpublished++; break;
 	case K_WRONG_FRAME: c->wrong_frame++; break;
 	case K_WRONG_CFA: c->wrong_cfa++; break;
 	default: c->stop_bad++; break;
@@ -697,6 +796,22 @@ CHAINS_FN int ei_ldso_dlsym(void *ctx)
 	return (dlsym(RTLD_DEFAULT, "getppid") != NULL) + zero;
 }
 
+/* dlopen() and dlclose() of a library nothing has loaded: ld.so maps and
+ * relocates it, running its IFUNC resolvers before it publishes it to
+ * _dl_find_object() (and its destructors as it goes). */
+static const char *ei_fresh_lib;
+
+CHAINS_FN int ei_ldso_dlopen(void *ctx)
+{
+	volatile int zero = 0;
+	(void)ctx;
+	void *h = dlopen(ei_fresh_lib, RTLD_NOW | RTLD_LOCAL);
+	int r = h != NULL;
+	if (h)
+		r += dlclose(h) == 0;
+	return r + zero;
+}
+
 /* The first call of a function through the executable's lazily bound
  * PLT: the stub's push and jmp to PLT0, ld.so's _dl_runtime_resolve
  * (which realigns the stack for xsave), _dl_fixup and its symbol lookup.
@@ -835,6 +950,7 @@ int main(void)
 		{ (void *)ei_libc_lazy, "ei_libc_lazy", -1 },
 		{ (void *)ei_libc_stdio, "ei_libc_stdio", -1 },
 		{ (void *)ei_ldso_dlsym, "ei_ldso_dlsym", -1 },
+		{ (void *)ei_ldso_dlopen, "ei_ldso_dlopen", -1 },
 	};
 	bool all = true;
 	for (unsigned i = 0; i < sizeof exe_fns / sizeof exe_fns[0]; i++) {
@@ -947,6 +1063,18 @@ int main(void)
 						 .entry = libc_flows[i].entry };
 	flows[nflows++] = (struct flow){ .name = "lazy binding: getppid's first call",
 					 .entry = ei_libc_lazy, .cold = true };
+	/* (a sanitizer's runtime may have loaded libm) */
+	static const char *const fresh[] = { "libm.so.6", "libresolv.so.2", "libutil.so.1" };
+	for (unsigned i = 0; i < 3 && !ei_fresh_lib; i++) {
+		void *h = dlopen(fresh[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h)
+			dlclose(h);
+		else
+			ei_fresh_lib = fresh[i];
+	}
+	if (ei_fresh_lib)
+		flows[nflows++] = (struct flow){ .name = "dlopen, dlclose of a library not loaded",
+						 .entry = ei_ldso_dlopen };
 	for (int v = 1; v <= 3; v++) {
 		static const char *const names[4][3] = {
 			{ 0 },
@@ -1078,22 +1206,53 @@ int main(void)
 	}
 
 	/* Unlisted code: libc, ld.so, the vDSO, a sanitizer's runtime. */
-	unsigned osum[9];
+	unsigned osum[10];
 	memset(osum, 0, sizeof osum);
 	for (int o = 0; o < NOUTSIDE; o++) {
 		struct code *c = &outside[o];
-		unsigned v[9] = { c->checked, c->matched, c->stop_gap, c->cfa_gap, c->wrong_frame,
-				  c->wrong_cfa, c->stop_bad, c->stop_sys, c->known };
-		for (int j = 0; j < 9; j++)
+		unsigned v[10] = { c->checked, c->matched, c->stop_gap, c->cfa_gap, c->wrong_frame,
+				   c->wrong_cfa, c->stop_bad, c->stop_sys, c->known, c->unpublished };
+		for (int j = 0; j < 10; j++)
 			osum[j] += v[j];
 		printf("# unlisted code in %-26s %5u instructions checked, %5u right, %u stopped "
-		       "with a reason in unlisted code, %u stopped at a documented gap below, %u at "
-		       "the known limitation; %u wrong frames, %u wrong CFAs, %u stopped without a "
-		       "reason\n",
-		       outside_name[o], c->checked, c->matched, c->stop_sys, c->stop_gap + c->cfa_gap,
-		       c->known, c->wrong_frame, c->wrong_cfa, c->stop_bad);
+		       "in an object ld.so has not published, %u stopped otherwise with a reason, "
+		       "%u stopped at a documented gap below, %u at ld.so's resolver; %u wrong "
+		       "frames, %u wrong CFAs, %u stopped without a reason\n",
+		       outside_name[o], c->checked, c->matched, c->unpublished, c->stop_sys,
+		       c->stop_gap + c->cfa_gap, c->known, c->wrong_frame, c->wrong_cfa, c->stop_bad);
 	}
-	/* Where they stopped, by function and reason. */
+	/* Where they stopped, by function and reason.  Explained: no-unwind-info
+	 * where the object's .eh_frame has no FDE, as readelf reads it: code
+	 * dlopen and dlclose run that has no CFI (crti.o's _init and _fini,
+	 * crtstuff's frame_dummy and __do_global_dtors_aux in Debian's libm). */
+	unsigned explained = 0;
+	for (int i = 0; i < nsys_stops; i++) {
+		struct sys_stop *t = &sys_stops[i];
+		char sec[64], sec2[64];
+		if (!t->count || t->stop != SFRAME_BT_STOP_NO_UNWIND_INFO || !t->path[0] ||
+		    fde_covers(t->path, t->off) != 0)
+			continue;
+		const char *in = section_at(t->path, t->off, sec, sizeof sec);
+		unsigned count = 0, pcs = 0;
+		for (int k = i; k < nsys_stops; k++) {
+			struct sys_stop *u = &sys_stops[k];
+			const char *in2;
+			if (u->count && u->stop == t->stop && !strcmp(u->path, t->path) &&
+			    fde_covers(u->path, u->off) == 0 &&
+			    (in2 = section_at(u->path, u->off, sec2, sizeof sec2)) && in &&
+			    !strcmp(in, in2)) {
+				count += u->count;
+				pcs++;
+				if (u != t)
+					u->count = 0;
+			}
+		}
+		explained += count;
+		printf("#   stopped (no-unwind-info) in %s of %s, where no FDE covers the PC "
+		       "(readelf): at %u PCs (first +%#lx), %u instructions\n",
+		       in ? in : "?", t->path, pcs, (unsigned long)t->off, count);
+		t->count = 0;
+	}
 	for (int i = 0; i < nsys_stops; i++) {
 		struct sys_stop *t = &sys_stops[i];
 		if (!t->count)
@@ -1108,8 +1267,10 @@ int main(void)
 				pcs++;
 			}
 		char a[160], b[160];
-		printf("#   stopped (%s) in %s: at %u PCs (first %s), %u instructions (first at %s)\n",
-		       sframe_bt_stop_name(t->stop), fn, pcs, sym_of(t->stop_pc, a, sizeof a), count,
+		printf("#   stopped (%s) in %s: at %u PCs (first %s, %s+%#lx), %u instructions "
+		       "(first at %s)\n",
+		       sframe_bt_stop_name(t->stop), fn, pcs, sym_of(t->stop_pc, a, sizeof a),
+		       t->path[0] ? t->path : "?", (unsigned long)t->off, count,
 		       sym_of(t->insn_pc, b, sizeof b));
 	}
 	unsigned ow = osum[4] + osum[5] + osum[6];
@@ -1122,13 +1283,24 @@ int main(void)
 	/* No stop is expected there: libc, ld.so and the vDSO describe every
 	 * instruction these flows run with .eh_frame CFI. */
 	CHECK(outside[O_LIBC].checked > 2000 && outside[O_VDSO].checked > 0 && ow == 0 &&
-		      osum[7] == 0 && sys_stops_lost == 0,
+		      osum[7] == explained && sys_stops_lost == 0,
 	      "every-insn through libc, ld.so, the vDSO and other unlisted code: %u instructions "
-	      "checked (libc %u, ld.so %u, vDSO %u), %u right, %u stopped with a reason in "
-	      "unlisted code, %u stopped at a documented gap below, %u at the known limitation, "
-	      "%u wrong",
+	      "checked (libc %u, ld.so %u, vDSO %u, others %u), %u right, %u stopped in an "
+	      "object ld.so has not published, %u stopped where it has no FDE, %u stopped "
+	      "otherwise with a reason, %u stopped at a documented gap below, %u at ld.so's "
+	      "resolver, %u wrong",
 	      osum[0], outside[O_LIBC].checked, outside[O_LDSO].checked, outside[O_VDSO].checked,
-	      osum[1], osum[7], osum[2] + osum[3], osum[8], ow);
+	      outside[O_OTHER].checked, osum[1], osum[9], explained, osum[7] - explained,
+	      osum[2] + osum[3], osum[8], ow);
+	/* dlopen(): ld.so runs the new object's IFUNC resolvers while it
+	 * relocates it, before _dl_find_object() knows it; the walk, which
+	 * finds objects only through it (async-signal-safe), stops there
+	 * with no-object, as checked against _dl_find_object() at the trap. */
+	if (ei_fresh_lib)
+		CHECK(outside[O_OTHER].checked > 0,
+		      "dlopen of %s stepped: %u instructions in it, %lu walks stopped with "
+		      "no-object in an object ld.so had not published", ei_fresh_lib,
+		      outside[O_OTHER].checked, c_unpublished);
 	printf("# %lu traps (%lu more iterations of rep-prefixed instructions), %lu calls seen, "
 	       "%lu instructions in unlisted code, %lu PLT instructions not checked (not the stub's "
 	       "jmp), %lu unverifiable, %lu confused, %lu entries neither by call nor tail jump; "

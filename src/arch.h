@@ -35,7 +35,8 @@ extern const uint8_t sfb_arch_abi;
  * registers the walker keeps (struct sfb_saved_regs).  SFB_FP_*: the
  * frame-pointer rule (a frame record of the caller's FP and RA at FP),
  * where the ABI has one: CFA = FP + SFB_FP_CFA_OFFSET, RA and FP saved
- * at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET. */
+ * at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET; SFB_FP_CFA_EXACT
+ * if that CFA gives the caller's SP exactly. */
 #if defined(__x86_64__)
 #define SFB_DWARF_SP 7
 #define SFB_DWARF_FP 6
@@ -49,6 +50,7 @@ extern const uint8_t sfb_arch_abi;
  * r12-r15): a caller's value of one is known after a CFI step that says
  * where it was saved or leaves it alone (walk.c). */
 #define SFB_CALLEE_SAVED ((1ull << 3) | (0xfull << 12))
+#define SFB_FP_CFA_EXACT 1 /* the rule's CFA is the caller's SP */
 #define SFB_FP_CFA_OFFSET 16
 #define SFB_FP_RA_OFFSET (-8)
 #define SFB_FP_FP_OFFSET (-16)
@@ -61,9 +63,11 @@ extern const uint8_t sfb_arch_abi;
 /* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
 /* The frame record x29 points at: {x29, x30}.  The record need not sit at
- * the top of the frame, so the CFA this gives may lie below the real one;
- * the caller's row and its return-address check decide the rest. */
+ * the top of the frame, so the CFA this gives may lie below the real one:
+ * only a lower bound of the caller's SP, after which a row based on SP
+ * would read the wrong slots. */
 #define SFB_FP_RULE 1
+#define SFB_FP_CFA_EXACT 0
 #define SFB_FP_CFA_OFFSET 16
 #define SFB_FP_RA_OFFSET (-8)
 #define SFB_FP_FP_OFFSET (-16)
@@ -80,6 +84,7 @@ extern const uint8_t sfb_arch_abi;
 /* r11 is a frame pointer only by convention, with no record of the
  * caller's FP and RA at a fixed place: no frame-pointer rule. */
 #define SFB_FP_RULE 0
+#define SFB_FP_CFA_EXACT 0
 #define SFB_FP_CFA_OFFSET 0
 #define SFB_FP_RA_OFFSET 0
 #define SFB_FP_FP_OFFSET 0

@@ -65,7 +65,7 @@ static int (*lb_a)(cross_cb, int);
 
 enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_B, F_EX_A,
        F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
-       F_FX_DRIVE, F_ACTION_CAPTURE, NF };
+       F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -73,7 +73,7 @@ static const char *const fn_name[NF] = {
 	"action_walk", "spin",	 "action_trap", "cb",	     "lb_c",	 "lb_b",
 	"lb_a",	       "ex_b",	 "ex_a",	"drive",     "on_usr1",	 "on_trap",
 	"fault_fn",    "on_segv", "outer_cb",	"cross_outermost", "fx_drive",
-	"action_capture",
+	"action_capture", "fp_a", "fp_b", "drive_fp",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -263,6 +263,59 @@ static void test_chain(void)
 		same = (uintptr_t)walk_pcs[i] == walk_fr[i].pc;
 	CHECK(walk_npcs >= ne && same, "chain: sframe_backtrace() gives the same %d PCs",
 	      walk_npcs);
+}
+
+/* ---- frame pointers: code without unwind tables ------------------------ */
+
+static void *fp_lib;
+static int (*fp_a)(cross_cb, int);
+
+__attribute__((noinline)) int drive_fp(int x)
+{
+	int r = fp_a(cb, x + 2);
+	return r - 3;
+}
+
+/* Through fp_a and fp_b by the frame-pointer rule, then on into drive_fp,
+ * whose rows are SFrame's again: the rule must give the frames right, or
+ * stop with a reason; never a wrong frame. */
+static void test_fp(void)
+{
+	if (!fp_a) {
+		CHECK(0, "fp: cross_fp.so loaded");
+		return;
+	}
+	action = action_walk;
+	struct sframe_bt_frame fr[MAXF];
+	struct sframe_bt_status st;
+	sframe_backtrace_set_default_flags(SFRAME_BT_FP_FALLBACK_ANY);
+	drive_fp(1);
+	sframe_backtrace_set_default_flags(0);
+	action = NULL;
+	memcpy(fr, walk_fr, sizeof fr);
+	st = walk_st;
+	int n = walk_n;
+	static const int exp[] = { F_ACTION_WALK, F_CB, F_FP_B, F_FP_A, F_DRIVE_FP };
+	int r = judge(fr, n, 0, &st, exp, 5);
+	/* A frame's source says how it was reached: fp_a and drive_fp by the
+	 * rule (fp_b's and fp_a's frames unwound with it). */
+	bool by_fp = n >= 5 && fr[3].source == SFRAME_BT_FROM_FRAME_POINTER &&
+		     fr[4].source == SFRAME_BT_FROM_FRAME_POINTER;
+	printf("# fp: %d frames, stop %s\n", n, sframe_bt_stop_name(st.stop));
+	CHECK(r != WRONG, "fp: through code without unwind tables by the frame-pointer rule: %s",
+	      r == RIGHT ? "right" : r == STOPPED ? "stopped with a reason" : "WRONG");
+#if defined(__s390x__)
+	/* No frame-pointer rule on s390x: the walk stops in fp_b. */
+	(void)by_fp;
+	bool ok = r == STOPPED && n == 3 && st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO;
+	if (!ok)
+		show("fp", fr, n, &st);
+	CHECK(ok, "fp: s390x has no frame-pointer rule: the walk stops in fp_b, no-unwind-info");
+#else
+	if (r != RIGHT || !by_fp)
+		show("fp", fr, n, &st);
+	CHECK(r == RIGHT && by_fp, "fp: fp_b and fp_a unwound by the rule, on to drive_fp");
+#endif
 }
 
 /* ---- threads: SIGUSR1 while spinning ------------------------------------ */
@@ -730,12 +783,22 @@ int main(int argc, char **argv)
 		CHECK_DONE();
 	}
 	*(void **)&lb_a = dlsym(h, "lb_a");
+	/* cross_fp.so, next to cross_lib.so. */
+	char fp_path[4096];
+	snprintf(fp_path, sizeof fp_path, "%s", lib);
+	char *slash = strrchr(fp_path, '/');
+	snprintf(slash ? slash + 1 : fp_path, sizeof fp_path - (size_t)(slash ? slash + 1 - fp_path : 0),
+		 "cross_fp.so");
+	fp_lib = dlopen(fp_path, RTLD_NOW);
+	if (fp_lib)
+		*(void **)&fp_a = dlsym(fp_lib, "fp_a");
 	void *fp[NF] = {
 		(void *)action_walk, (void *)spin,     (void *)action_trap, (void *)cb,
 		dlsym(h, "lb_c"),    dlsym(h, "lb_b"), dlsym(h, "lb_a"),    (void *)ex_b,
 		(void *)ex_a,	     (void *)drive,    (void *)on_usr1,	    (void *)on_trap,
 		(void *)fault_fn,    (void *)on_segv,  (void *)outer_cb,    (void *)cross_outermost,
-		(void *)fx_drive,    (void *)action_capture,
+		(void *)fx_drive,    (void *)action_capture,  fp_lib ? dlsym(fp_lib, "fp_a") : NULL,
+		fp_lib ? dlsym(fp_lib, "fp_b") : NULL, (void *)drive_fp,
 	};
 	bool all = true;
 	for (int f = 0; f < NF; f++)
@@ -785,6 +848,7 @@ int main(int argc, char **argv)
 #endif
 	test_chain();
 	test_report();
+	test_fp();
 	test_threads();
 	test_nested();
 	test_outermost();

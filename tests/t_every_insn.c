@@ -1274,8 +1274,8 @@ int main(void)
 		       sym_of(t->insn_pc, b, sizeof b));
 	}
 	unsigned ow = osum[4] + osum[5] + osum[6];
-	CHECK(outside[O_LDSO].checked > 200, "lazy binding stepped: %u instructions of ld.so "
-	      "checked, %u right", outside[O_LDSO].checked, outside[O_LDSO].matched);
+	CHECK(outside[O_LDSO].checked > 200, "ld.so stepped (lazy binding, dlsym, dlopen): %u "
+	      "instructions checked, %u right", outside[O_LDSO].checked, outside[O_LDSO].matched);
 	CHECK(known_memo_stops == 0 && known_memo_again == 0,
 	      "no walk stops with unsafe-rule at ld.so's resolver (CFA = rbx + 32) below a "
 	      "memoised row: %lu did, %lu second walks differed from the first by it",

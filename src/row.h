@@ -50,7 +50,8 @@ struct sfb_loc {
  * frame whose rule is based on one of them can be unwound.  A register
  * not listed keeps its value (SAME); SFrame rows list none, and the
  * walker then treats every register but SP and FP as unknown. */
-#define SFB_ROW_REGS 12
+/* s390x saves up to 15 besides the RA and FP (r6-r13, f8-f15). */
+#define SFB_ROW_REGS 20
 
 struct sfb_reg_rule {
 	uint16_t reg;            /* DWARF number */

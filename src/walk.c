@@ -610,6 +610,9 @@ fast_records(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frame
 /* Where a walk is between steps. */
 struct position {
 	int n;          /* frames written */
+	bool sp_low;    /* regs->sp is only a lower bound of the real SP: after a
+			   frame-pointer step where the frame record need not
+			   sit at the top of the frame (!SFB_FP_CFA_EXACT) */
 	bool exact;     /* regs->pc is an exact PC, not a return address */
 	bool topmost;   /* registers beyond SP/FP are known (regs->all) */
 	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
@@ -679,10 +682,14 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	} else {
 		return no_row;
 	}
+	/* A rule based on SP is unusable while SP is only a lower bound. */
+	if (at->sp_low && use->cfa.kind == SFB_LOC_EXPR && use->cfa.reg == SFB_DWARF_SP)
+		return SFRAME_BT_STOP_UNSAFE_RULE;
 	struct step next;
 	stop = apply_row(w, regs, at->topmost, use, &next);
 	if (stop)
 		return stop;
+	at->sp_low = !SFB_FP_CFA_EXACT && use != &row;
 	if (frames)
 		frames[at->n - 1].cfa = next.cfa;
 	if (at->source == SFRAME_BT_FROM_SFRAME)
@@ -752,7 +759,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	const struct sfb_regs start = *regs;
 	w.memo = true;
 	w.lost_regs = false;
-	struct position at = { 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
+	struct position at = { 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 	for (;;) {
 		if (at.n == size) {
 			/* Another frame exists (the step gave a non-zero PC); it
@@ -762,7 +769,8 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		}
 		bool outermost = false;
 		int ncfi = 0;
-		int m = !w.memo || !w.mem.nwin ? at.n
+		/* Memoised rows may be based on SP: not while it is a bound. */
+		int m = !w.memo || !w.mem.nwin || at.sp_low ? at.n
 			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
 						&outermost, &ncfi)
 			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
@@ -784,7 +792,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		int stop = general_step(&w, regs, &at, frames, pcs, st);
 		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.memo) {
 			*regs = start;
-			at = (struct position){ 0, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
+			at = (struct position){ 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 			memset(st, 0, sizeof *st);
 			w.known = 0;
 			w.ntrail = 0;

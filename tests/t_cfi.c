@@ -508,11 +508,22 @@ static void test_rules(void)
 	      loc_is(r.fp, SFB_LOC_EXPR, 1, SFB_REG_CFA, -16) &&
 	      r.nregs == 3 && r.regs[0].reg == 6, "lookup with another FP register");
 
-	/* More rules than a row holds. */
+	/* More rules than a row holds: SFB_ROW_REGS registers saved (every
+	 * one but FP 6 and the RA column 16), then one more at PC0 + 1. */
 	reset();
 	c = std_cie();
-	fde(c, PC0, 0x10, INS(0x80, 1, 0x81, 2, 0x82, 3, 0x83, 4, 0x84, 5, 0x85, 6, 0x87, 7,
-			      0x88, 8, 0x89, 9, 0x8a, 10, 0x8b, 11, 0x8c, 12, 0x41, 0x8d, 13));
+	uint8_t many[2 * (SFB_ROW_REGS + 3) + 1];
+	size_t nm = 0;
+	unsigned reg = 0;
+	for (int k = 0; k <= SFB_ROW_REGS; k++, reg++) {
+		while (reg == 6 || reg == 16)
+			reg++;
+		if (k == SFB_ROW_REGS)
+			many[nm++] = 0x41; /* advance_loc 1 */
+		many[nm++] = (uint8_t)(0x80 | reg);
+		many[nm++] = (uint8_t)(k + 1);
+	}
+	fde(c, PC0, 0x10, many, nm);
 	CHECK(load() == 0 && sfb_cfi_lookup(&S, PC0, 6, &r) == 0 && r.nregs == SFB_ROW_REGS,
 	      "%d saved registers fit a row", SFB_ROW_REGS);
 	CHECK(sfb_cfi_lookup(&S, PC0 + 1, 6, &r) == SFB_CFI_E_REGISTER, "%d do not",

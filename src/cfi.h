@@ -121,8 +121,7 @@ int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
 /* The walker's row for pc (row.h): the table row, with the RA column's
  * rule in ra, fp_reg's in fp, and every other register that has a rule
  * other than SAME in regs[] (SFB_CFI_E_REGISTER if more than
- * SFB_ROW_REGS: glibc's x86-64 signal trampoline has 15, and is known to
- * the walker by its code).  SFB_CFI_E_FDE if the row has no CFA rule.
+ * SFB_ROW_REGS).  SFB_CFI_E_FDE if the row has no CFA rule.
  * flags: SFB_ROW_CFI, plus SFB_ROW_SIGNAL for an 'S' CIE,
  * SFB_ROW_OUTERMOST when the RA is undefined, SFB_ROW_MANGLED_RA (and
  * SFB_ROW_PAUTH_B) when AArch64's RA_SIGN_STATE is set.  expr and

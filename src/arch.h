@@ -101,7 +101,8 @@ struct sfb_saved_regs {
  * False if it is unusable. */
 bool sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
 
-/* The value of DWARF register n in regs, if known. */
+/* The value of DWARF register n, other than SP and FP (the walker holds
+ * those: walk.c, reg_value()), in regs, if known. */
 bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
 
 /* Is code at pc the kernel signal-return trampoline?  code_lo/hi bound

@@ -55,14 +55,6 @@ bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
 
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 {
-	if (n == SFB_DWARF_SP) {
-		*out = r->sp;
-		return true;
-	}
-	if (n == SFB_DWARF_FP) {
-		*out = r->fp;
-		return true;
-	}
 	if (n == 30 && r->have_ra) {
 		*out = r->ra;
 		return true;

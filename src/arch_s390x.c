@@ -76,14 +76,6 @@ static const unsigned char fpr_of_dwarf[16] = { 0, 2, 4, 6, 1, 3, 5, 7,
 
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 {
-	if (n == SFB_DWARF_SP) {
-		*out = r->sp;
-		return true;
-	}
-	if (n == SFB_DWARF_FP) {
-		*out = r->fp;
-		return true;
-	}
 	if (n == 14 && r->have_ra) {
 		*out = r->ra;
 		return true;

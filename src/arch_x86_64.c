@@ -55,14 +55,6 @@ static const unsigned char greg_of_dwarf[17] = {
 
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 {
-	if (n == 7) {
-		*out = r->sp;
-		return true;
-	}
-	if (n == 6) {
-		*out = r->fp;
-		return true;
-	}
 	if (r->all && n < sizeof greg_of_dwarf) {
 		*out = greg(r->all, greg_of_dwarf[n]);
 		return true;

@@ -290,20 +290,29 @@ static const ElfW(Phdr) *loaded_segment_of(const ElfW(Phdr) *ph, unsigned n,
 }
 
 /* The object's CFI: its .eh_frame_hdr (PT_GNU_EH_FRAME) and the .eh_frame
- * it points to, both inside the readable segment that holds the former
- * (where linkers put them, side by side). */
+ * it points to, each inside a readable loaded segment.  Linkers put them
+ * side by side, so the segment holding the former is tried first; some
+ * objects (libunwind's) have .eh_frame in their writable segment. */
 static void describe_cfi(struct sfb_object *o, const ElfW(Phdr) *ph, unsigned n)
 {
 	const ElfW(Phdr) *hdr = find_phdr(ph, n, PT_GNU_EH_FRAME);
-	const ElfW(Phdr) *seg = hdr ? loaded_segment_of(ph, n, hdr) : NULL;
-	if (!seg)
+	const ElfW(Phdr) *first = hdr ? loaded_segment_of(ph, n, hdr) : NULL;
+	if (!first)
 		return; /* SFB_CFI_E_NO_TABLE */
-	uintptr_t lo = o->bias + seg->p_vaddr, hi = lo + seg->p_filesz;
 	uintptr_t at = o->bias + hdr->p_vaddr;
-	o->cfi_status = (int8_t)sfb_cfi_load(&o->cfi, (const void *)at, hdr->p_memsz, at, hi, 0);
-	if (o->cfi_status == SFB_CFI_OK &&
-	    (o->cfi.frame_addr < lo || o->cfi.frame_addr >= hi))
-		o->cfi_status = SFB_CFI_E_HDR;
+	for (unsigned i = 0; i <= n; i++) {
+		const ElfW(Phdr) *seg = i == 0 ? first : &ph[i - 1];
+		if (i > 0 && (seg == first || seg->p_type != PT_LOAD || !(seg->p_flags & PF_R)))
+			continue;
+		uintptr_t lo = o->bias + seg->p_vaddr, hi = lo + seg->p_filesz;
+		o->cfi_status = (int8_t)sfb_cfi_load(&o->cfi, (const void *)at, hdr->p_memsz, at,
+						     hi, 0);
+		if (o->cfi_status == SFB_CFI_OK &&
+		    (o->cfi.frame_addr < lo || o->cfi.frame_addr >= hi))
+			o->cfi_status = SFB_CFI_E_HDR;
+		if (o->cfi_status != SFB_CFI_E_HDR)
+			break;
+	}
 	if (o->cfi_status == SFB_CFI_OK)
 		o->eh_frame_ph = (uint16_t)(hdr - ph);
 }

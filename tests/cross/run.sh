@@ -115,7 +115,12 @@ for v in $VARIANTS; do
 	esac
 	out=$d/t_cross.out
 	fx=tests/fixtures/bin/$arch-$ver/libfixture.so
-	timeout 300 $run "$d/t_cross" "$d/cross_lib.so" "$fx" >"$out" 2>&1
+	# The outermost FDEs (undefined RA) of the target's libc and of t_cross.
+	$arch-linux-gnu-readelf --debug-dump=frames /usr/$arch-linux-gnu/lib/libc.so.6 |
+		awk -f tests/cross/outermost.awk >"$d/libc.outer"
+	$arch-linux-gnu-readelf --debug-dump=frames "$d/t_cross" |
+		awk -f tests/cross/outermost.awk >"$d/prog.outer"
+	timeout 300 $run "$d/t_cross" "$d/cross_lib.so" "$fx" "$d/libc.outer" "$d/prog.outer" >"$out" 2>&1
 	rc=$?
 	sed -n "s/^\(not \)\{0,1\}ok - /&$v: /p; /^#/p" "$out"
 	count "$out"

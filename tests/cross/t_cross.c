@@ -18,10 +18,18 @@
  *               (a trap written into the code): the walk from the trap's
  *               context must give the chain, or stop with a reason; a
  *               wrong frame is a failure
- * Argument: the path of cross_lib.so.  CROSS_V3 is defined when the
- * sections are SFrame V3. */
+ *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
+ *               callback, one on a thread, SIGUSR1 samples landing in
+ *               memset/memcpy; each to the outermost frame (_start, or the
+ *               thread's first frame in libc)
+ * Arguments: the path of cross_lib.so, the prebuilt fixture library, and
+ * the outermost FDEs (undefined RA) of libc and of this program, "LO HI"
+ * lines from the target's readelf (tests/cross/outermost.awk); libgcc's
+ * unwinder checks the frames inside libc.  CROSS_V3
+ * is defined when the sections are SFrame V3. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,6 +38,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "backtrace.h"
 #include "check.h"
@@ -65,7 +74,8 @@ static int (*lb_a)(cross_cb, int);
 
 enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_B, F_EX_A,
        F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
-       F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, NF };
+       F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, F_CMP_WALK, F_SORT_CALLER,
+       F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -73,7 +83,8 @@ static const char *const fn_name[NF] = {
 	"action_walk", "spin",	 "action_trap", "cb",	     "lb_c",	 "lb_b",
 	"lb_a",	       "ex_b",	 "ex_a",	"drive",     "on_usr1",	 "on_trap",
 	"fault_fn",    "on_segv", "outer_cb",	"cross_outermost", "fx_drive",
-	"action_capture", "fp_a", "fp_b", "drive_fp",
+	"action_capture", "fp_a", "fp_b", "drive_fp", "cmp_walk", "sort_caller",
+	"main", "twalk", "twalk_main", "mem_loop", "mem_main", "__libc_start_main",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -125,12 +136,14 @@ static const char *name_of(int f)
 	return f < NF ? fn_name[f] : fx_name[f - NF];
 }
 
+static uintptr_t libc_lo, libc_hi; /* libc's mapped segments */
+
 static const char *fn_of(uintptr_t pc)
 {
 	for (int f = 0; f < NF + nfx; f++)
 		if (pc >= fn_lo[f] && pc < fn_hi[f])
 			return name_of(f);
-	return "?";
+	return pc >= libc_lo && pc < libc_hi ? "(libc)" : "?";
 }
 
 static void show(const char *what, const struct sframe_bt_frame *fr, int n,
@@ -772,8 +785,391 @@ static void test_every_insn(void)
 }
 #endif
 
+/* ---- libc: whole stacks through its .eh_frame ------------------------------ */
+
+/* libc carries no .sframe: its frames are unwound with its CFI.  Ground
+ * truth: libc's mapped range (dl_iterate_phdr), return addresses taken
+ * with __builtin_return_address in normal context, symbol ranges, and
+ * the FDEs whose return-address rule is undefined (the outermost frames),
+ * listed by the target's readelf (tests/cross/outermost.awk) for libc and
+ * for this program (_start). */
+
+#define MAXOUTER 8
+struct outer {
+	uintptr_t lo[MAXOUTER], hi[MAXOUTER];
+	int n;
+};
+static struct outer libc_outer, prog_outer;
+static uintptr_t start_addr;	 /* _start */
+static uintptr_t main_ra;	 /* main's return address */
+static uintptr_t sort_ra;	 /* sort_caller's return address, in main */
+static _Atomic uintptr_t thr_ra; /* the thread functions' return address */
+
+/* A return address without its pointer-authentication code. */
+__attribute__((noinline)) static uintptr_t strip_ra(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+#if defined(__aarch64__)
+	uintptr_t r;
+	/* xpaclri (hint 7) works on x30 only: x30 kept in x9 meanwhile. */
+	__asm__ volatile("mov x9, x30\n\tmov x30, %1\n\thint 7\n\tmov %0, x30\n\tmov x30, x9"
+			 : "=&r"(r)
+			 : "r"(a)
+			 : "x9");
+	a = r;
+#endif
+	return a;
+}
+
+static bool in_libc(const struct sframe_bt_frame *fr)
+{
+	uintptr_t pc = fr->exact ? fr->pc : fr->pc - 1;
+	return pc >= libc_lo && pc < libc_hi;
+}
+
+static bool in_outer(const struct outer *o, uintptr_t lo_only, const struct sframe_bt_frame *fr)
+{
+	uintptr_t pc = fr->exact ? fr->pc : fr->pc - 1;
+	for (int i = 0; i < o->n; i++)
+		if (pc >= o->lo[i] && pc < o->hi[i] && (!lo_only || o->lo[i] == lo_only))
+			return true;
+	return false;
+}
+
+static int load_outer(const char *path, uintptr_t base, struct outer *o)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long lo, hi;
+	if (!f)
+		return -1;
+	while (o->n < MAXOUTER && fscanf(f, "%lx %lx", &lo, &hi) == 2) {
+		o->lo[o->n] = base + lo;
+		o->hi[o->n] = base + hi;
+		o->n++;
+	}
+	fclose(f);
+	return o->n;
+}
+
+struct phdr_q {
+	uintptr_t addr, lo, hi, base;
+	bool found;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct phdr_q *q = arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (q->addr >= lo && q->addr < hi) {
+		q->lo = lo, q->hi = hi, q->base = info->dlpi_addr, q->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+static bool object_of(void *addr, struct phdr_q *q)
+{
+	*q = (struct phdr_q){ .addr = (uintptr_t)addr };
+	dl_iterate_phdr(phdr_cb, q);
+	return q->found;
+}
+
+/* frames[at..n): libc's __libc_start_main frames (any libc frames, one
+ * of them in __libc_start_main), then _start last, stopped outermost. */
+static bool start_tail_right(const struct sframe_bt_frame *fr, int n, int at,
+			     const struct sframe_bt_status *st)
+{
+	bool saw = false;
+	int i = at;
+	for (; i < n && in_libc(&fr[i]); i++) {
+		saw |= in_fn(&fr[i], F_LIBC_START_MAIN);
+		if (fr[i - 1].source != SFRAME_BT_FROM_CONTEXT && in_libc(&fr[i - 1]) &&
+		    fr[i].source != SFRAME_BT_FROM_EH_FRAME)
+			return false;
+	}
+	return saw && i == n - 1 && in_outer(&prog_outer, start_addr, &fr[i]) &&
+	       fr[i].source == SFRAME_BT_FROM_EH_FRAME && st->stop == SFRAME_BT_STOP_OUTERMOST;
+}
+
+/* frames[from..to) all in libc, each one after a libc frame found with
+ * libc's CFI, and frames[to] (found from a libc frame) too. */
+static bool libc_run_right(const struct sframe_bt_frame *fr, int n, int from, int to)
+{
+	if (to <= from || to >= n)
+		return false;
+	for (int i = from; i < to; i++)
+		if (!in_libc(&fr[i]) || (i > from && fr[i].source != SFRAME_BT_FROM_EH_FRAME))
+			return false;
+	return fr[to].source == SFRAME_BT_FROM_EH_FRAME;
+}
+
+/* A second oracle for the frames inside libc, which have no symbols: the
+ * target's libgcc unwinder (_Unwind_Backtrace, normal context only) reads
+ * the same .eh_frame with its own code. */
+struct gcc_trace {
+	uintptr_t pc[MAXF];
+	int n;
+};
+
+static _Unwind_Reason_Code gcc_trace_cb(struct _Unwind_Context *ctx, void *arg)
+{
+	struct gcc_trace *g = arg;
+	/* Past the outermost frame libgcc reports one with IP 0. */
+	if (g->n < MAXF && _Unwind_GetIP(ctx))
+		g->pc[g->n++] = _Unwind_GetIP(ctx);
+	return _URC_NO_REASON;
+}
+
+/* frames[1..n) are libgcc's frames from the one at frames[1].pc on. */
+static bool same_as_libgcc(const struct sframe_bt_frame *fr, int n, const struct gcc_trace *g)
+{
+	int j = 0;
+	while (j < g->n && (n < 2 || g->pc[j] != fr[1].pc))
+		j++;
+	bool same = j < g->n && g->n - j == n - 1;
+	for (int i = 1; same && i < n; i++)
+		same = fr[i].pc == g->pc[j + i - 1];
+	if (!same)
+		for (int i = 0; i < g->n; i++)
+			printf("#   libgcc %2d %#lx %s\n", i, (unsigned long)g->pc[i], fn_of(g->pc[i] - 1));
+	return same;
+}
+
+/* program -> qsort in libc -> cmp_walk -> the walk */
+static struct sframe_bt_frame sort_fr[MAXF];
+static struct sframe_bt_status sort_st;
+static int sort_n = -1;
+static struct gcc_trace sort_gcc;
+
+__attribute__((noinline)) int cmp_walk(const void *a, const void *b)
+{
+	if (sort_n < 0) {
+		sort_n = sframe_backtrace_ex(NULL, sort_fr, MAXF, 0, &sort_st);
+		_Unwind_Backtrace(gcc_trace_cb, &sort_gcc);
+	}
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+__attribute__((noinline)) int sort_caller(int seed)
+{
+	sort_ra = strip_ra(__builtin_return_address(0));
+	int v[64];
+	for (int i = 0; i < 64; i++)
+		v[i] = (seed + i * 37) % 101;
+	qsort(v, 64, sizeof v[0], cmp_walk);
+	return v[0] + v[63];
+}
+
+static void test_libc_sort(void)
+{
+	const struct sframe_bt_frame *fr = sort_fr;
+	int n = sort_n, k = 1;
+	while (k < n && in_libc(&fr[k]))
+		k++;
+	/* cmp_walk, libc (k-1 frames), sort_caller, main, libc..., _start */
+	bool ok = n > 0 && in_fn(&fr[0], F_CMP_WALK) && libc_run_right(fr, n, 1, k) &&
+		  in_fn(&fr[k], F_SORT_CALLER) && k + 2 < n && fr[k + 1].pc == sort_ra &&
+		  in_fn(&fr[k + 1], F_MAIN) && fr[k + 2].pc == main_ra &&
+		  start_tail_right(fr, n, k + 2, &sort_st);
+	if (!ok || sort_st.frames_eh_frame <= 0)
+		show("libc qsort", fr, n, &sort_st);
+	CHECK(ok, "libc qsort: the callback, %d frames of libc by its CFI, sort_caller, main, "
+		  "__libc_start_main's frames, _start, outermost (%d frames, stop %s)",
+	      k - 1, n, sframe_bt_stop_name(sort_st.stop));
+	CHECK(sort_st.frames_eh_frame > 0, "libc qsort: frames_eh_frame %d (sframe %d)",
+	      sort_st.frames_eh_frame, sort_st.frames_sframe);
+	CHECK(same_as_libgcc(fr, n, &sort_gcc),
+	      "libc qsort: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)",
+	      sort_gcc.n);
+}
+
+/* A thread: twalk_main (started by libc) -> twalk -> the walk; its tail is
+ * start_thread, then the thread's outermost frame in libc. */
+static struct sframe_bt_frame thr_fr[MAXF];
+static struct sframe_bt_status thr_st;
+static int thr_n = -1;
+static struct gcc_trace thr_gcc;
+
+static bool thread_tail_right(const struct sframe_bt_frame *fr, int n, int at,
+			      const struct sframe_bt_status *st)
+{
+	return at + 2 == n && fr[at].pc == thr_ra && in_libc(&fr[at]) &&
+	       in_outer(&libc_outer, 0, &fr[at + 1]) &&
+	       fr[at + 1].source == SFRAME_BT_FROM_EH_FRAME &&
+	       st->stop == SFRAME_BT_STOP_OUTERMOST;
+}
+
+__attribute__((noinline)) int twalk(int x)
+{
+	thr_n = sframe_backtrace_ex(NULL, thr_fr, MAXF, 0, &thr_st);
+	_Unwind_Backtrace(gcc_trace_cb, &thr_gcc);
+	return x + 1;
+}
+
+__attribute__((noinline)) void *twalk_main(void *arg)
+{
+	atomic_store(&thr_ra, strip_ra(__builtin_return_address(0)));
+	int r = twalk((int)(intptr_t)arg);
+	return (void *)(intptr_t)(r + 1);
+}
+
+static void test_libc_thread(void)
+{
+	pthread_t t;
+	void *ret;
+	if (pthread_create(&t, NULL, twalk_main, (void *)(intptr_t)3) || pthread_join(t, &ret)) {
+		CHECK(0, "libc thread: pthread_create");
+		return;
+	}
+	bool ok = thr_n == 4 && in_fn(&thr_fr[0], F_TWALK) && in_fn(&thr_fr[1], F_TWALK_MAIN) &&
+		  thread_tail_right(thr_fr, thr_n, 2, &thr_st);
+	if (!ok || thr_st.frames_eh_frame <= 0)
+		show("libc thread", thr_fr, thr_n, &thr_st);
+	CHECK(ok, "libc thread: twalk, twalk_main, start_thread, the thread's outermost frame "
+		  "(undefined RA in libc's CFI), outermost (%d frames, stop %s)",
+	      thr_n, sframe_bt_stop_name(thr_st.stop));
+	CHECK(thr_st.frames_eh_frame > 0, "libc thread: frames_eh_frame %d",
+	      thr_st.frames_eh_frame);
+	CHECK(same_as_libgcc(thr_fr, thr_n, &thr_gcc),
+	      "libc thread: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)",
+	      thr_gcc.n);
+}
+
+/* SIGUSR1 samples of threads copying big buffers (memset, memcpy): those
+ * that land in libc walk through libc's frames to the thread's chain. */
+#define MEM_THREADS 2
+#define MEM_SAMPLES 40
+#define MEM_SIZE (1 << 20)
+static _Atomic int mem_stop, mem_go, mem_in_libc, mem_elsewhere, mem_right, mem_wrong,
+	mem_no_eh, mem_shown;
+static struct sframe_bt_frame mem_bad_fr[MAXF];
+static struct sframe_bt_status mem_bad_st;
+static int mem_bad_n;
+
+__attribute__((noinline)) int mem_loop(char *buf)
+{
+	volatile size_t sz = MEM_SIZE / 2;
+	int i = 0;
+	atomic_fetch_add(&mem_go, 1);
+	while (!atomic_load_explicit(&mem_stop, memory_order_relaxed)) {
+		memset(buf, i++, sz);
+		memcpy(buf + sz, buf, sz);
+	}
+	return buf[i % MEM_SIZE];
+}
+
+__attribute__((noinline)) void *mem_main(void *arg)
+{
+	atomic_store(&thr_ra, strip_ra(__builtin_return_address(0)));
+	int r = mem_loop(arg);
+	return (void *)(intptr_t)(r + 1);
+}
+
+static void on_usr1_libc(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si;
+	int e = errno;
+	uintptr_t pc = (uintptr_t)UC_PC((ucontext_t *)uc);
+	if (pc < libc_lo || pc >= libc_hi) {
+		atomic_fetch_add(&mem_elsewhere, 1);
+		return;
+	}
+	struct sframe_bt_frame fr[MAXF];
+	struct sframe_bt_status st;
+	int n = sframe_backtrace_ex(uc, fr, MAXF, 0, &st);
+	int k = 1;
+	while (k < n && in_libc(&fr[k]))
+		k++;
+	/* libc (k frames, the first exact), mem_loop, mem_main, start_thread,
+	 * the outermost frame */
+	bool ok = n > 0 && fr[0].exact && fr[0].pc == pc && libc_run_right(fr, n, 0, k) &&
+		  k + 1 < n && in_fn(&fr[k], F_MEM_LOOP) && in_fn(&fr[k + 1], F_MEM_MAIN) &&
+		  thread_tail_right(fr, n, k + 2, &st);
+	atomic_fetch_add(ok ? &mem_right : &mem_wrong, 1);
+	if (st.frames_eh_frame <= 0)
+		atomic_fetch_add(&mem_no_eh, 1);
+	if ((!ok || st.frames_eh_frame <= 0) && !atomic_exchange(&mem_shown, 1)) {
+		memcpy(mem_bad_fr, fr, sizeof fr);
+		mem_bad_st = st, mem_bad_n = n;
+	}
+	atomic_fetch_add(&mem_in_libc, 1);
+	errno = e;
+}
+
+static void test_libc_sample(void)
+{
+	struct sigaction sa = { 0 }, old;
+	sa.sa_sigaction = on_usr1_libc;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGUSR1, &sa, &old);
+	static char bufs[MEM_THREADS][MEM_SIZE];
+	pthread_t th[MEM_THREADS];
+	for (int i = 0; i < MEM_THREADS; i++)
+		pthread_create(&th[i], NULL, mem_main, bufs[i]);
+	while (atomic_load(&mem_go) < MEM_THREADS)
+		usleep(1000);
+	for (int round = 0; round < MEM_SAMPLES * 20 && mem_in_libc < MEM_SAMPLES * MEM_THREADS;
+	     round++) {
+		for (int i = 0; i < MEM_THREADS; i++)
+			pthread_kill(th[i], SIGUSR1);
+		usleep(2000);
+	}
+	atomic_store(&mem_stop, 1);
+	for (int i = 0; i < MEM_THREADS; i++)
+		pthread_join(th[i], NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	if (mem_shown)
+		show("libc sample", mem_bad_fr, mem_bad_n, &mem_bad_st);
+	CHECK(mem_in_libc >= MEM_SAMPLES, "libc sample: %d samples in libc's memset/memcpy (%d "
+					  "elsewhere)", (int)mem_in_libc, (int)mem_elsewhere);
+	CHECK(mem_wrong == 0 && mem_right == mem_in_libc,
+	      "libc sample: ucontext walks from libc give libc's frames by its CFI, mem_loop, "
+	      "mem_main, start_thread, the outermost frame: %d right, %d wrong",
+	      (int)mem_right, (int)mem_wrong);
+	CHECK(mem_no_eh == 0, "libc sample: frames_eh_frame > 0 in every walk (%d without)",
+	      (int)mem_no_eh);
+}
+
+/* Ranges for the libc tests: argv[3] and argv[4] list the outermost FDEs
+ * of libc and of this program. */
+static bool libc_setup(const char *libc_outer_path, const char *prog_outer_path)
+{
+	struct phdr_q q;
+	Dl_info info;
+	extern char _start[];
+	start_addr = (uintptr_t)_start;
+	bool ok = object_of((void *)qsort, &q) && dladdr((void *)qsort, &info) &&
+		  strstr(info.dli_fname, "libc.so");
+	if (ok) {
+		libc_lo = q.lo, libc_hi = q.hi;
+		ok = load_outer(libc_outer_path, q.base, &libc_outer) > 0;
+	}
+	CHECK(ok, "libc: its range, and its outermost FDEs from %s (%d)", libc_outer_path,
+	      libc_outer.n);
+	bool pok = object_of(_start, &q) && load_outer(prog_outer_path, q.base, &prog_outer) > 0;
+	bool has_start = false;
+	for (int i = 0; i < prog_outer.n; i++)
+		has_start |= prog_outer.lo[i] == start_addr;
+	CHECK(pok && has_start, "libc: the program's outermost FDEs from %s, one at _start",
+	      prog_outer_path);
+	return ok && pok && has_start;
+}
+
 int main(int argc, char **argv)
 {
+	main_ra = strip_ra(__builtin_return_address(0));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *lib = argc > 1 ? argv[1] : "cross_lib.so";
 	void *h = dlopen(lib, RTLD_NOW);
@@ -798,7 +1194,9 @@ int main(int argc, char **argv)
 		(void *)ex_a,	     (void *)drive,    (void *)on_usr1,	    (void *)on_trap,
 		(void *)fault_fn,    (void *)on_segv,  (void *)outer_cb,    (void *)cross_outermost,
 		(void *)fx_drive,    (void *)action_capture,  fp_lib ? dlsym(fp_lib, "fp_a") : NULL,
-		fp_lib ? dlsym(fp_lib, "fp_b") : NULL, (void *)drive_fp,
+		fp_lib ? dlsym(fp_lib, "fp_b") : NULL, (void *)drive_fp, (void *)cmp_walk,
+		(void *)sort_caller, (void *)main,	(void *)twalk,	    (void *)twalk_main,
+		(void *)mem_loop,    (void *)mem_main,	dlsym(RTLD_DEFAULT, "__libc_start_main"),
 	};
 	bool all = true;
 	for (int f = 0; f < NF; f++)
@@ -853,6 +1251,12 @@ int main(int argc, char **argv)
 	test_nested();
 	test_outermost();
 	test_garbage();
+	if (argc > 4 && libc_setup(argv[3], argv[4])) {
+		sort_caller(argc);
+		test_libc_sort();
+		test_libc_thread();
+		test_libc_sample();
+	}
 	test_every_insn();
 	CHECK_DONE();
 }

@@ -322,6 +322,12 @@ static void rebuild(void)
 	table_built = true;
 }
 
+void sfb_discover_counters(unsigned long long c[2])
+{
+	c[0] = c[1] = 0;
+	dl_iterate_phdr(read_counters, c);
+}
+
 void sfb_discover_refresh(void)
 {
 	if (!use_table)
@@ -330,7 +336,7 @@ void sfb_discover_refresh(void)
 	pthread_mutex_lock(&refresh_lock);
 	unsigned long long c[2] = { 0, 0 };
 	if (table_built)
-		dl_iterate_phdr(read_counters, c);
+		sfb_discover_counters(c);
 	if (!table_built || c[0] != seen_adds || c[1] != seen_subs)
 		rebuild();
 	pthread_mutex_unlock(&refresh_lock);

@@ -52,6 +52,10 @@ int sfb_discover(void *pc, struct sfb_found *out) __attribute__((visibility("hid
  * used.  Called by the library's normal-context entry points. */
 void sfb_discover_refresh(void) __attribute__((visibility("hidden")));
 
+/* dl_iterate_phdr()'s counters of objects added and removed so far:
+ * c[0] adds, c[1] subs.  Normal context only. */
+void sfb_discover_counters(unsigned long long c[2]) __attribute__((visibility("hidden")));
+
 static inline uintptr_t sfb_found_ehdr(const struct sfb_found *f)
 {
 	return f->dlfo_flags & SFB_FOUND_OWN ? f->ehdr : (uintptr_t)f->dlfo_map_start;

@@ -566,16 +566,6 @@ static int warm_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	unsigned long long *c = arg;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-		c[0] = info->dlpi_adds;
-		c[1] = info->dlpi_subs;
-	}
-	return 1; /* the counters are the same in every call: stop at once */
-}
-
 /* Tombstone every slot whose object dlclose() removed. */
 static void sweep(void)
 {
@@ -595,8 +585,8 @@ static void sweep(void)
 int sfb_objcache_warmup(void)
 {
 	sfb_discover_refresh();
-	unsigned long long c[2] = { 0, 0 };
-	dl_iterate_phdr(read_counters, c);
+	unsigned long long c[2];
+	sfb_discover_counters(c);
 	if (c[1] != seen_subs)
 		sweep();
 	seen_adds = c[0];

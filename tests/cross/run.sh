@@ -97,6 +97,9 @@ for v in $VARIANTS; do
 	   ! $cc -std=gnu11 -Wall -Wextra -Werror $flags -fno-omit-frame-pointer \
 		-fno-optimize-sibling-calls -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-fPIC -shared tests/cross/cross_fp.c -o "$d/cross_fp.so" >>"$log" 2>&1 ||
+	   ! $cc -std=gnu11 -Wall -Wextra -Werror $flags -fomit-frame-pointer \
+		-fno-optimize-sibling-calls -fPIC -shared -fno-semantic-interposition \
+		tests/cross/cross_cfi.c -o "$d/cross_cfi.so" >>"$log" 2>&1 ||
 	   ! $cc -std=gnu11 -Wall -Wextra -Werror $flags $defs -fomit-frame-pointer \
 		-fno-optimize-sibling-calls -Wa,--gsframe -rdynamic -I. -Itests \
 		tests/cross/t_cross.c -o "$d/t_cross" "$d/libsframebt.a" -ldl -lpthread >>"$log" 2>&1; then

@@ -17,7 +17,8 @@
  *   every insn  a breakpoint on every instruction of the chain in turn
  *               (a trap written into the code): the walk from the trap's
  *               context must give the chain, or stop with a reason; a
- *               wrong frame is a failure
+ *               wrong frame is a failure; also cross_cfi.so's functions, by CFI
+ *   cfi         through cross_cfi.so (.eh_frame, no .sframe) by its CFI
  *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
  *               callback, one on a thread, SIGUSR1 samples landing in
  *               memset/memcpy; each to the outermost frame (_start, or the
@@ -75,7 +76,8 @@ static int (*lb_a)(cross_cb, int);
 enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_B, F_EX_A,
        F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
        F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, F_CMP_WALK, F_SORT_CALLER,
-       F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, NF };
+       F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, F_CF_A,
+       F_CF_B, F_CF_C, F_DRIVE_CFI, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -85,6 +87,7 @@ static const char *const fn_name[NF] = {
 	"fault_fn",    "on_segv", "outer_cb",	"cross_outermost", "fx_drive",
 	"action_capture", "fp_a", "fp_b", "drive_fp", "cmp_walk", "sort_caller",
 	"main", "twalk", "twalk_main", "mem_loop", "mem_main", "__libc_start_main",
+	"cf_a", "cf_b", "cf_c", "drive_cfi",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -329,6 +332,38 @@ static void test_fp(void)
 		show("fp", fr, n, &st);
 	CHECK(r == RIGHT && by_fp, "fp: fp_b and fp_a unwound by the rule, on to drive_fp");
 #endif
+}
+
+/* ---- CFI only: code with .eh_frame and no .sframe ---------------------- */
+
+static int (*cf_a)(cross_cb, int);
+
+__attribute__((noinline)) int drive_cfi(int x)
+{
+	int r = cf_a(cb, x + 3);
+	return r - 1;
+}
+
+/* Through cross_cfi.so's cf_c, cf_b, cf_a by their CFI (signed return
+ * addresses in the pac builds), on to drive_cfi. */
+static void test_cfi(void)
+{
+	if (!cf_a) {
+		CHECK(0, "cfi: cross_cfi.so loaded");
+		return;
+	}
+	action = action_walk;
+	drive_cfi(1);
+	action = NULL;
+	static const int exp[] = { F_ACTION_WALK, F_CB, F_CF_C, F_CF_B, F_CF_A, F_DRIVE_CFI };
+	int r = judge(walk_fr, walk_n, 0, &walk_st, exp, 6);
+	bool by_cfi = walk_n >= 6 && walk_fr[3].source == SFRAME_BT_FROM_EH_FRAME &&
+		      walk_fr[4].source == SFRAME_BT_FROM_EH_FRAME &&
+		      walk_fr[5].source == SFRAME_BT_FROM_EH_FRAME;
+	if (r != RIGHT || !by_cfi)
+		show("cfi", walk_fr, walk_n, &walk_st);
+	CHECK(r == RIGHT && by_cfi, "cfi: cf_c, cf_b, cf_a unwound with their .eh_frame CFI, on "
+				    "to drive_cfi (frames_eh_frame %d)", walk_st.frames_eh_frame);
 }
 
 /* ---- threads: SIGUSR1 while spinning ------------------------------------ */
@@ -650,6 +685,7 @@ static int bp_result, bp_exp[NCHAIN + 2], bp_nexp;
 static struct sframe_bt_frame bp_fr[MAXF];
 static struct sframe_bt_status bp_st;
 static int bp_n;
+static unsigned bp_flags = SFRAME_BT_NO_EH_FRAME;
 
 static void put_code(uintptr_t at, const uint8_t *code)
 {
@@ -665,7 +701,7 @@ void on_bp(int sig, siginfo_t *si, void *ucv)
 		abort();
 	put_code(bp_addr, bp_saved);
 	UC_PC(uc) = bp_addr;
-	bp_n = sframe_backtrace_ex(uc, bp_fr, MAXF, SFRAME_BT_NO_EH_FRAME, &bp_st);
+	bp_n = sframe_backtrace_ex(uc, bp_fr, MAXF, bp_flags, &bp_st);
 	bp_result = bp_n > 0 && bp_fr[0].pc == bp_addr && bp_fr[0].exact
 			    ? judge(bp_fr, bp_n, 0, &bp_st, bp_exp, bp_nexp)
 			    : WRONG;
@@ -732,6 +768,11 @@ static void run_fixture(void)
 	fx_drive(2);
 }
 
+static void run_cfi(void)
+{
+	drive_cfi(5);
+}
+
 static void test_every_insn(void)
 {
 	struct sigaction sa = { 0 }, old_trap, old_ill;
@@ -775,6 +816,21 @@ static void test_every_insn(void)
 		      "checked: %d right, %d stopped with a reason, %d wrong (%d never executed)",
 		      nfx, u.checked, u.right, u.stopped, u.wrong, u.unreached);
 		CHECK(u.stopped == 0, "every insn: libfixture.so, no walk stopped short");
+	}
+	if (cf_a) {
+		/* cross_cfi.so by its CFI alone. */
+		static const int cfi_chain[] = { F_CF_C, F_CF_B, F_CF_A, F_DRIVE_CFI };
+		struct tally c = { 0 };
+		action = action_plain;
+		bp_flags = 0;
+		for (int k = 0; k < 3; k++)
+			every_insn_of(cfi_chain[k], cfi_chain + k, 4 - k, run_cfi, &c);
+		bp_flags = SFRAME_BT_NO_EH_FRAME;
+		action = NULL;
+		CHECK(c.checked > 30 && c.wrong == 0 && c.stopped == 0,
+		      "every insn: cross_cfi.so by .eh_frame, %d instructions checked: %d right, "
+		      "%d stopped with a reason, %d wrong (%d never executed)",
+		      c.checked, c.right, c.stopped, c.wrong, c.unreached);
 	}
 	sigaction(SIGTRAP, &old_trap, NULL);
 	sigaction(SIGILL, &old_ill, NULL);
@@ -1188,6 +1244,12 @@ int main(int argc, char **argv)
 	fp_lib = dlopen(fp_path, RTLD_NOW);
 	if (fp_lib)
 		*(void **)&fp_a = dlsym(fp_lib, "fp_a");
+	/* cross_cfi.so, next to it too. */
+	snprintf(slash ? slash + 1 : fp_path, sizeof fp_path - (size_t)(slash ? slash + 1 - fp_path : 0),
+		 "cross_cfi.so");
+	void *cfi_lib = dlopen(fp_path, RTLD_NOW);
+	if (cfi_lib)
+		*(void **)&cf_a = dlsym(cfi_lib, "cf_a");
 	void *fp[NF] = {
 		(void *)action_walk, (void *)spin,     (void *)action_trap, (void *)cb,
 		dlsym(h, "lb_c"),    dlsym(h, "lb_b"), dlsym(h, "lb_a"),    (void *)ex_b,
@@ -1197,6 +1259,8 @@ int main(int argc, char **argv)
 		fp_lib ? dlsym(fp_lib, "fp_b") : NULL, (void *)drive_fp, (void *)cmp_walk,
 		(void *)sort_caller, (void *)main,	(void *)twalk,	    (void *)twalk_main,
 		(void *)mem_loop,    (void *)mem_main,	dlsym(RTLD_DEFAULT, "__libc_start_main"),
+		cfi_lib ? dlsym(cfi_lib, "cf_a") : NULL, cfi_lib ? dlsym(cfi_lib, "cf_b") : NULL,
+		cfi_lib ? dlsym(cfi_lib, "cf_c") : NULL, (void *)drive_cfi,
 	};
 	bool all = true;
 	for (int f = 0; f < NF; f++)
@@ -1247,6 +1311,7 @@ int main(int argc, char **argv)
 	test_chain();
 	test_report();
 	test_fp();
+	test_cfi();
 	test_threads();
 	test_nested();
 	test_outermost();

@@ -50,6 +50,8 @@ extern const uint8_t sfb_arch_abi;
  * r12-r15): a caller's value of one is known after a CFI step that says
  * where it was saved or leaves it alone (walk.c). */
 #define SFB_CALLEE_SAVED ((1ull << 3) | (0xfull << 12))
+#define SFB_SIGRETURN_LEN 9 /* mov $15, %rax; syscall */
+#define SFB_INSN_ALIGN 1
 #define SFB_FP_CFA_EXACT 1 /* the rule's CFA is the caller's SP */
 #define SFB_FP_CFA_OFFSET 16
 #define SFB_FP_RA_OFFSET (-8)
@@ -60,6 +62,8 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_SP_FROM_CFA(cfa) (cfa)
 #define SFB_SAVED_WORDS 34 /* regs[31], sp, pc, pstate */
 #define SFB_CALLEE_SAVED (0x3ffull << 19) /* x19-x28 */
+#define SFB_SIGRETURN_LEN 8 /* mov x8, #139; svc #0 */
+#define SFB_INSN_ALIGN 4
 /* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
 /* The frame record x29 points at: {x29, x30}.  The record need not sit at
@@ -81,6 +85,8 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_SAVED_WORDS 43
 /* r6-r10, r12, r13 and f8-f15 (DWARF 24-31) */
 #define SFB_CALLEE_SAVED ((0x1full << 6) | (3ull << 12) | (0xffull << 24))
+#define SFB_SIGRETURN_LEN 2 /* svc 173 */
+#define SFB_INSN_ALIGN 2
 /* r11 is a frame pointer only by convention, with no record of the
  * caller's FP and RA at a fixed place: no frame-pointer rule. */
 #define SFB_FP_RULE 0
@@ -105,13 +111,11 @@ bool sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
  * those: walk.c, reg_value()), in regs, if known. */
 bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
 
-/* Is code at pc the kernel signal-return trampoline?  code_lo/hi bound
- * where code may be read (the object's executable segment). */
-bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
-
-/* The same for a pc that no object holds (a trampoline the kernel, or an
- * emulator, placed on a page of its own): the code is read through m. */
-bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc);
+/* The code of the kernel's signal-return trampoline (SFB_SIGRETURN_LEN
+ * bytes, at an address aligned to SFB_INSN_ALIGN), which a signal
+ * handler returns to without a call: the walker recognises it by these
+ * bytes (walk.c, is_sigreturn()). */
+extern const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN];
 
 /* The interrupted registers from the signal frame found at sp (the stack
  * pointer when the trampoline runs), read through m into *saved, which

@@ -68,21 +68,8 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 
 /* The vDSO's __kernel_rt_sigreturn (and qemu-user's copy of it): mov x8,
  * #139 (__NR_rt_sigreturn); svc #0. */
-static const uint32_t sigreturn_code[2] = { 0xd2801168, 0xd4000001 };
-
-bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
-{
-	if (pc % 4 || pc < lo || pc >= hi || hi - pc < sizeof sigreturn_code)
-		return false;
-	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
-}
-
-bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc)
-{
-	uint32_t code[2];
-	return pc % 4 == 0 && sfb_mem_copy(m, pc, code, sizeof code) &&
-	       memcmp(code, sigreturn_code, sizeof code) == 0;
-}
+const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x68, 0x11, 0x80, 0xd2,
+								0x01, 0x00, 0x00, 0xd4 };
 
 /* At the trampoline sp points at the kernel's struct rt_sigframe: a
  * siginfo, then the ucontext (glibc's ucontext_t has the kernel's layout

@@ -89,21 +89,7 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 /* svc 173 (__NR_rt_sigreturn): the vDSO's __kernel_rt_sigreturn, or the
  * kernel's (and qemu-user's) copy on the stack or a page of its own.  r14
  * points at the svc itself. */
-static const uint8_t sigreturn_code[2] = { 0x0a, 0xad };
-
-bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
-{
-	if (pc % 2 || pc < lo || pc >= hi || hi - pc < sizeof sigreturn_code)
-		return false;
-	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
-}
-
-bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc)
-{
-	uint8_t code[sizeof sigreturn_code];
-	return pc % 2 == 0 && sfb_mem_copy(m, pc, code, sizeof code) &&
-	       memcmp(code, sigreturn_code, sizeof code) == 0;
-}
+const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x0a, 0xad };
 
 /* The kernel's struct rt_sigframe, at sp when the trampoline runs: the
  * 160-byte save area of the handler's caller, the 2-byte svc, the

@@ -64,22 +64,8 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 
 /* glibc's __restore_rt: mov $15, %rax; syscall.  musl's is the same
  * instruction sequence. */
-static const uint8_t sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,
-					  0x0f, 0x05 };
-
-bool sfb_arch_is_sigreturn(uintptr_t pc, uintptr_t lo, uintptr_t hi)
-{
-	if (pc < lo || pc >= hi || hi - pc < sizeof sigreturn_code)
-		return false;
-	return memcmp((const void *)pc, sigreturn_code, sizeof sigreturn_code) == 0;
-}
-
-bool sfb_arch_is_sigreturn_mem(struct sfb_mem *m, uintptr_t pc)
-{
-	uint8_t code[sizeof sigreturn_code];
-	return sfb_mem_copy(m, pc, code, sizeof code) &&
-	       memcmp(code, sigreturn_code, sizeof code) == 0;
-}
+const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00,
+								0x00, 0x00, 0x0f, 0x05 };
 
 /* At the trampoline, sp points at the ucontext of the kernel's
  * struct rt_sigframe (its pretcode was popped by the handler's ret). */

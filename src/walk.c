@@ -370,6 +370,22 @@ static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
 	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
 }
 
+/* Is the code at pc the kernel's signal-return trampoline (arch.h)?
+ * [lo, hi): where code may be read directly (the object's executable
+ * segment); with lo == hi, the code is read through the walk's checked
+ * accessor instead (a trampoline on a page no object holds). */
+static bool is_sigreturn(struct walker *w, uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	uint8_t code[SFB_SIGRETURN_LEN];
+	if (pc % SFB_INSN_ALIGN)
+		return false;
+	if (lo == hi)
+		return sfb_mem_copy(&w->mem, pc, code, sizeof code) &&
+		       !memcmp(code, sfb_arch_sigreturn_code, sizeof code);
+	return pc >= lo && pc < hi && hi - pc >= sizeof code &&
+	       !memcmp((const void *)pc, sfb_arch_sigreturn_code, sizeof code);
+}
+
 /* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
 static void emit_frame(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
 		       struct sframe_bt_frame f)
@@ -405,7 +421,7 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 	}
 	*no_row = sfb_object_row(o, key, w->flags, row);
 	if (*no_row || (row->flags & SFB_ROW_SIGNAL))
-		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
+		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 	if (exact && !*no_row && !*is_signal && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
 		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &simple);
 	if (exact || *is_signal)
@@ -413,7 +429,7 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
 		/* A trampoline the toolchain described as a plain function
 		 * (binutils before 2.46 drop .cfi_signal_frame). */
-		*is_signal = sfb_arch_is_sigreturn(pc, o->exec_lo, o->exec_hi);
+		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
 	}
 	if (!*no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
@@ -634,7 +650,7 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	int no_row = SFRAME_BT_STOP_NO_OBJECT;
 	bool is_signal = false;
 	int stop = walk_object(w, lookup, &o);
-	if (stop && !at->exact && sfb_arch_is_sigreturn_mem(&w->mem, regs->pc)) {
+	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
 		/* A signal trampoline on a page no object holds (qemu-user
 		 * maps no vDSO; a kernel's on-stack trampoline). */
 		is_signal = true;

@@ -418,6 +418,8 @@ static unsigned long again_same, again_differ; /* second walk at the same instru
  * there with unsafe-rule is counted apart, and fails the test. */
 static uintptr_t resolver; /* _dl_runtime_resolve*, from the executable's GOT[2] */
 static unsigned long known_memo_stops, known_memo_again, c_unpublished;
+static bool table_discovery;
+static bool in_fresh_lib(const struct dl_find_object *r);
 
 static bool at_resolver(const struct sframe_bt_status *st)
 {
@@ -538,9 +540,13 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 			at = n;
 		struct dl_find_object dfo;
 		if (kind == K_STOP_SYS && st.stop == SFRAME_BT_STOP_NO_OBJECT &&
-		    _dl_find_object((void *)st.stop_pc, &dfo) != 0) {
+		    (_dl_find_object((void *)st.stop_pc, &dfo) != 0 ||
+		     (table_discovery && in_fresh_lib(&dfo)))) {
 			/* an object ld.so has not published yet (or no longer):
-			 * _dl_find_object() knows it no more than the walk */
+			 * _dl_find_object() knows it no more than the walk; or,
+			 * where the library finds objects in a table of its own
+			 * (glibc < 2.35), the object being dlopen()ed, loaded
+			 * since the table's last refresh */
 			kind = K_UNPUBLISHED;
 			c_unpublished++;
 		} else if (kind == K_STOP_SYS && at_resolver(&st)) {
@@ -800,6 +806,16 @@ CHAINS_FN int ei_ldso_dlsym(void *ctx)
  * relocates it, running its IFUNC resolvers before it publishes it to
  * _dl_find_object() (and its destructors as it goes). */
 static const char *ei_fresh_lib;
+/* table_discovery: the library finds objects in a table it refreshes in
+ * normal context (no _dl_find_object: glibc < 2.35), not through ld.so's
+ * own.  in_fresh_lib(): r is the object a flow dlopen()s. */
+static bool in_fresh_lib(const struct dl_find_object *r)
+{
+	const char *slash = ei_fresh_lib ? strrchr(ei_fresh_lib, '/') : NULL;
+	const char *base = slash ? slash + 1 : ei_fresh_lib;
+	return base && r->dlfo_link_map && r->dlfo_link_map->l_name &&
+	       strstr(r->dlfo_link_map->l_name, base);
+}
 
 CHAINS_FN int ei_ldso_dlopen(void *ctx)
 {
@@ -916,6 +932,7 @@ int main(void)
 	char path[2 * PATH_MAX + 128];
 	double t0 = now();
 
+	table_discovery = !dlsym(RTLD_DEFAULT, "_dl_find_object");
 	shadow[0] = (struct inst){ (uintptr_t)__builtin_dwarf_cfa(),
 				   (uintptr_t)__builtin_return_address(0), -1, true };
 

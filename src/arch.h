@@ -13,14 +13,13 @@
 struct sfb_regs {
 	uintptr_t pc, sp, fp;
 	uintptr_t ra;        /* link register (AArch64 x30, s390x r14); x86-64: unused */
-	/* Every general register, known only in the topmost frame of a
-	 * ucontext walk and in the frame right after a signal frame; NULL
-	 * elsewhere (callee-clobbered).  Points at the registers as the kernel
-	 * saved them: in the caller's ucontext, or in the walker's checked
-	 * copy of a signal frame's (struct sfb_saved_regs).  Not copied up
-	 * front: only a rule based on a register other than SP and FP reads
-	 * one (sfb_arch_reg()), and a sample copying all of them cost about
-	 * 40 instructions for nothing. */
+	/* Every register, known only in the topmost frame of a ucontext walk
+	 * and in the frame right after a signal frame; NULL elsewhere (the
+	 * walker then tracks the callee-saved ones itself).  Points at the
+	 * registers as the kernel saved them: in the caller's ucontext, or in
+	 * the walker's checked copy of a signal frame's (struct
+	 * sfb_saved_regs).  Not copied up front: only a rule based on a
+	 * register other than SP and FP reads one (sfb_arch_reg()). */
 	const void *all;
 	bool have_ra;        /* ra holds the live link register */
 };

@@ -21,8 +21,9 @@
  *   cfi         through cross_cfi.so (.eh_frame, no .sframe) by its CFI
  *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
  *               callback, one on a thread, SIGUSR1 samples landing in
- *               memset/memcpy; each to the outermost frame (_start, or the
- *               thread's first frame in libc)
+ *               memset/memcpy/qsort; each to the outermost frame (_start,
+ *               or the thread's first frame in libc); a context at a stub
+ *               of libc's .plt, which has no CFI
  * Arguments: the path of cross_lib.so, the prebuilt fixture library, and
  * the outermost FDEs (undefined RA) of libc and of this program, "LO HI"
  * lines from the target's readelf (tests/cross/outermost.awk); libgcc's
@@ -30,7 +31,9 @@
  * is defined when the sections are SFrame V3. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -77,7 +80,7 @@ enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_
        F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
        F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, F_CMP_WALK, F_SORT_CALLER,
        F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, F_CF_A,
-       F_CF_B, F_CF_C, F_DRIVE_CFI, F_QSORT_R, F_SORT_BP, NF };
+       F_CF_B, F_CF_C, F_DRIVE_CFI, F_QSORT_R, F_SORT_BP, F_CMP_PLAIN, F_ACTION_PLT, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -87,7 +90,7 @@ static const char *const fn_name[NF] = {
 	"fault_fn",    "on_segv", "outer_cb",	"cross_outermost", "fx_drive",
 	"action_capture", "fp_a", "fp_b", "drive_fp", "cmp_walk", "sort_caller",
 	"main", "twalk", "twalk_main", "mem_loop", "mem_main", "__libc_start_main",
-	"cf_a", "cf_b", "cf_c", "drive_cfi", "qsort_r", "sort_bp",
+	"cf_a", "cf_b", "cf_c", "drive_cfi", "qsort_r", "sort_bp", "cmp_plain", "action_plt",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -168,10 +171,13 @@ static void show(const char *what, const struct sframe_bt_frame *fr, int n,
 {
 	printf("# %s: %d frames, stop %s at %#lx\n", what, n, sframe_bt_stop_name(st->stop),
 	       (unsigned long)st->stop_pc);
-	for (int i = 0; i < n; i++)
-		printf("#   %2d %#lx %s%s src %d\n", i, (unsigned long)fr[i].pc,
-		       fn_of(fr[i].exact ? fr[i].pc : fr[i].pc - 1), fr[i].exact ? " (exact)" : "",
-		       fr[i].source);
+	for (int i = 0; i < n; i++) {
+		uintptr_t pc = fr[i].exact ? fr[i].pc : fr[i].pc - 1;
+		printf("#   %2d %#lx %s", i, (unsigned long)fr[i].pc, fn_of(pc));
+		if (pc >= libc_lo && pc < libc_hi) /* libc's first segment is at 0 */
+			printf("+%#lx", (unsigned long)(fr[i].pc - libc_lo));
+		printf("%s src %d\n", fr[i].exact ? " (exact)" : "", fr[i].source);
+	}
 }
 
 /* ---- the chain ------------------------------------------------------------ */
@@ -359,7 +365,7 @@ __attribute__((noinline)) int drive_cfi(int x)
 }
 
 /* libc's qsort_r, for a breakpoint on each of its instructions. */
-static int cmp_plain(const void *a, const void *b)
+__attribute__((noinline)) int cmp_plain(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 	return (x > y) - (x < y);
@@ -1144,27 +1150,38 @@ static void test_libc_thread(void)
 	      thr_gcc.n);
 }
 
-/* SIGUSR1 samples of threads copying big buffers (memset, memcpy): those
- * that land in libc walk through libc's frames to the thread's chain. */
+/* SIGUSR1 samples of threads copying big buffers (memset, memcpy) and
+ * sorting them (qsort, calling back cmp_plain): those that land in libc,
+ * or in cmp_plain under libc's frames, walk through libc's frames to the
+ * thread's chain. */
 #define MEM_THREADS 2
 #define MEM_SAMPLES 40
 #define MEM_SIZE (1 << 20)
-static _Atomic int mem_stop, mem_go, mem_in_libc, mem_elsewhere, mem_right, mem_wrong,
-	mem_no_eh, mem_shown;
+#define MEM_SORT 4096 /* ints */
+static _Atomic int mem_stop, mem_go, mem_in_libc, mem_in_cb, mem_elsewhere, mem_right,
+	mem_wrong, mem_no_eh, mem_shown, mem_in_plt;
+/* libc's .plt: its stubs have no CFI (ld writes none on AArch64 and s390x),
+ * so a sample there stops at once with no-unwind-info. */
+static uintptr_t plt_lo, plt_hi;
 static struct sframe_bt_frame mem_bad_fr[MAXF];
 static struct sframe_bt_status mem_bad_st;
 static int mem_bad_n;
 
 __attribute__((noinline)) int mem_loop(char *buf)
 {
-	volatile size_t sz = MEM_SIZE / 2;
+	volatile size_t sz = MEM_SIZE / 8;
+	int *v = (int *)(buf + MEM_SIZE / 2);
+	unsigned x = 1;
 	int i = 0;
 	atomic_fetch_add(&mem_go, 1);
 	while (!atomic_load_explicit(&mem_stop, memory_order_relaxed)) {
 		memset(buf, i++, sz);
 		memcpy(buf + sz, buf, sz);
+		for (int j = 0; j < MEM_SORT; j++)
+			v[j] = (int)((x = x * 1103515245u + 12345u) >> 8);
+		qsort(v, MEM_SORT, sizeof v[0], cmp_plain);
 	}
-	return buf[i % MEM_SIZE];
+	return buf[i % MEM_SIZE] + v[0];
 }
 
 __attribute__((noinline)) void *mem_main(void *arg)
@@ -1179,21 +1196,28 @@ static void on_usr1_libc(int sig, siginfo_t *si, void *uc)
 	(void)sig, (void)si;
 	int e = errno;
 	uintptr_t pc = (uintptr_t)UC_PC((ucontext_t *)uc);
-	if (pc < libc_lo || pc >= libc_hi) {
+	bool in_cb = pc >= fn_lo[F_CMP_PLAIN] && pc < fn_hi[F_CMP_PLAIN];
+	if (!in_cb && (pc < libc_lo || pc >= libc_hi)) {
 		atomic_fetch_add(&mem_elsewhere, 1);
 		return;
 	}
 	struct sframe_bt_frame fr[MAXF];
 	struct sframe_bt_status st;
 	int n = sframe_backtrace_ex(uc, fr, MAXF, 0, &st);
-	int k = 1;
+	int from = in_cb ? 1 : 0, k = from + 1;
 	while (k < n && in_libc(&fr[k]))
 		k++;
-	/* libc (k frames, the first exact), mem_loop, mem_main, start_thread,
-	 * the outermost frame */
-	bool ok = n > 0 && fr[0].exact && fr[0].pc == pc && libc_run_right(fr, n, 0, k) &&
+	/* (cmp_plain,) libc (the first exact unless under cmp_plain), mem_loop,
+	 * mem_main, start_thread, the outermost frame */
+	bool ok = n > 0 && fr[0].exact && fr[0].pc == pc && libc_run_right(fr, n, from, k) &&
 		  k + 1 < n && in_fn(&fr[k], F_MEM_LOOP) && in_fn(&fr[k + 1], F_MEM_MAIN) &&
 		  thread_tail_right(fr, n, k + 2, &st);
+	if (!ok && pc >= plt_lo && pc < plt_hi && n == 1 &&
+	    st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO) {
+		atomic_fetch_add(&mem_in_plt, 1);
+		errno = e;
+		return;
+	}
 	atomic_fetch_add(ok ? &mem_right : &mem_wrong, 1);
 	if (st.frames_eh_frame <= 0)
 		atomic_fetch_add(&mem_no_eh, 1);
@@ -1201,7 +1225,7 @@ static void on_usr1_libc(int sig, siginfo_t *si, void *uc)
 		memcpy(mem_bad_fr, fr, sizeof fr);
 		mem_bad_st = st, mem_bad_n = n;
 	}
-	atomic_fetch_add(&mem_in_libc, 1);
+	atomic_fetch_add(in_cb ? &mem_in_cb : &mem_in_libc, 1);
 	errno = e;
 }
 
@@ -1217,7 +1241,8 @@ static void test_libc_sample(void)
 		pthread_create(&th[i], NULL, mem_main, bufs[i]);
 	while (atomic_load(&mem_go) < MEM_THREADS)
 		usleep(1000);
-	for (int round = 0; round < MEM_SAMPLES * 20 && mem_in_libc < MEM_SAMPLES * MEM_THREADS;
+	for (int round = 0; round < MEM_SAMPLES * 40 &&
+			    (mem_in_libc < MEM_SAMPLES * MEM_THREADS || mem_in_cb < MEM_SAMPLES);
 	     round++) {
 		for (int i = 0; i < MEM_THREADS; i++)
 			pthread_kill(th[i], SIGUSR1);
@@ -1229,14 +1254,75 @@ static void test_libc_sample(void)
 	sigaction(SIGUSR1, &old, NULL);
 	if (mem_shown)
 		show("libc sample", mem_bad_fr, mem_bad_n, &mem_bad_st);
-	CHECK(mem_in_libc >= MEM_SAMPLES, "libc sample: %d samples in libc's memset/memcpy (%d "
-					  "elsewhere)", (int)mem_in_libc, (int)mem_elsewhere);
-	CHECK(mem_wrong == 0 && mem_right == mem_in_libc,
+	CHECK(mem_in_libc >= MEM_SAMPLES && mem_in_cb >= MEM_SAMPLES / 4,
+	      "libc sample: %d samples in libc (memset, memcpy, qsort), %d in qsort's callback "
+	      "cmp_plain (%d elsewhere)", (int)mem_in_libc, (int)mem_in_cb, (int)mem_elsewhere);
+	CHECK(mem_wrong == 0 && mem_right == mem_in_libc + mem_in_cb,
 	      "libc sample: ucontext walks from libc give libc's frames by its CFI, mem_loop, "
-	      "mem_main, start_thread, the outermost frame: %d right, %d wrong",
-	      (int)mem_right, (int)mem_wrong);
+	      "mem_main, start_thread, the outermost frame: %d right, %d wrong (and %d in "
+	      "libc's .plt stopped there, no-unwind-info)",
+	      (int)mem_right, (int)mem_wrong, (int)mem_in_plt);
 	CHECK(mem_no_eh == 0, "libc sample: frames_eh_frame > 0 in every walk (%d without)",
 	      (int)mem_no_eh);
+}
+
+/* The address range of section name in the ELF file path loaded at base. */
+static bool section_range(const char *path, uintptr_t base, const char *name, uintptr_t *lo,
+			  uintptr_t *hi)
+{
+	static ElfW(Shdr) sh[256];
+	static char names[4096];
+	ElfW(Ehdr) eh;
+	bool found = false;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof eh, 0) == sizeof eh && eh.e_shnum <= 256 &&
+	    eh.e_shstrndx < eh.e_shnum &&
+	    pread(fd, sh, eh.e_shnum * sizeof sh[0], (off_t)eh.e_shoff) ==
+		    (ssize_t)(eh.e_shnum * sizeof sh[0])) {
+		ssize_t len = pread(fd, names, sizeof names - 1, (off_t)sh[eh.e_shstrndx].sh_offset);
+		names[len > 0 ? len : 0] = 0;
+		for (int i = 0; len > 0 && i < eh.e_shnum; i++)
+			if (sh[i].sh_name < (size_t)len && !strcmp(names + sh[i].sh_name, name)) {
+				*lo = base + sh[i].sh_addr;
+				*hi = *lo + sh[i].sh_size;
+				found = true;
+			}
+	}
+	close(fd);
+	return found;
+}
+
+/* A context as if action_plt had just called a stub of libc's .plt: its
+ * registers at its call of getcontext(), the PC at the stub (after the
+ * 32-byte PLT0 of both architectures).  The stub has no CFI; the walk must
+ * stop there with a reason or give action_plt and the chain, nothing else. */
+__attribute__((noinline)) int action_plt(int x)
+{
+	static ucontext_t uc;
+	getcontext(&uc);
+	UC_PC(&uc) = plt_lo + 32;
+#if defined(__s390x__)
+	uc.uc_mcontext.psw.mask |= 0x180000000ul; /* 64-bit mode, as in a signal's context */
+#endif
+	walk_n = sframe_backtrace_ex(&uc, walk_fr, MAXF, 0, &walk_st);
+	return x + 1;
+}
+
+static void test_libc_plt(void)
+{
+	action = action_plt;
+	drive(6);
+	action = NULL;
+	int exp[NCHAIN + 1], ne = expect_from(F_ACTION_PLT, exp);
+	int r = walk_n > 0 && walk_fr[0].pc == plt_lo + 32 && walk_fr[0].exact
+			? judge(walk_fr, walk_n, 1, &walk_st, exp, ne)
+			: WRONG;
+	if (r != RIGHT)
+		show("libc plt", walk_fr, walk_n, &walk_st);
+	CHECK(r != WRONG, "libc plt: a walk from a stub of libc's .plt (no CFI) %s",
+	      r == RIGHT ? "gives the caller and the chain" : "stops there with a reason");
 }
 
 /* Ranges for the libc tests: argv[3] and argv[4] list the outermost FDEs
@@ -1251,10 +1337,11 @@ static bool libc_setup(const char *libc_outer_path, const char *prog_outer_path)
 		  strstr(info.dli_fname, "libc.so");
 	if (ok) {
 		libc_lo = q.lo, libc_hi = q.hi;
-		ok = load_outer(libc_outer_path, q.base, &libc_outer) > 0;
+		ok = load_outer(libc_outer_path, q.base, &libc_outer) > 0 &&
+		     section_range(info.dli_fname, q.base, ".plt", &plt_lo, &plt_hi);
 	}
-	CHECK(ok, "libc: its range, and its outermost FDEs from %s (%d)", libc_outer_path,
-	      libc_outer.n);
+	CHECK(ok, "libc: its range, its .plt, and its outermost FDEs from %s (%d)",
+	      libc_outer_path, libc_outer.n);
 	bool pok = object_of(_start, &q) && load_outer(prog_outer_path, q.base, &prog_outer) > 0;
 	bool has_start = false;
 	for (int i = 0; i < prog_outer.n; i++)
@@ -1302,7 +1389,8 @@ int main(int argc, char **argv)
 		(void *)mem_loop,    (void *)mem_main,	dlsym(RTLD_DEFAULT, "__libc_start_main"),
 		cfi_lib ? dlsym(cfi_lib, "cf_a") : NULL, cfi_lib ? dlsym(cfi_lib, "cf_b") : NULL,
 		cfi_lib ? dlsym(cfi_lib, "cf_c") : NULL, (void *)drive_cfi,
-		dlsym(RTLD_DEFAULT, "qsort_r"), (void *)sort_bp,
+		dlsym(RTLD_DEFAULT, "qsort_r"), (void *)sort_bp, (void *)cmp_plain,
+		(void *)action_plt,
 	};
 	bool all = true;
 	for (int f = 0; f < NF; f++)
@@ -1363,6 +1451,7 @@ int main(int argc, char **argv)
 		test_libc_sort();
 		test_libc_thread();
 		test_libc_sample();
+		test_libc_plt();
 	}
 	test_every_insn();
 	CHECK_DONE();

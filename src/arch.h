@@ -135,6 +135,12 @@ uintptr_t sfb_arch_strip_pac(uintptr_t ra);
 void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
 			  struct sfb_regs *regs);
 
+/* A row for a PLT stub, which no unwind table describes (ld writes no
+ * CFI for .plt on AArch64 and s390x): the stub at pc touches neither SP
+ * nor the link register, so at the topmost frame CFA = the entry CFA and
+ * the RA is still in its register.  False if pc is not in such a stub. */
+bool sfb_arch_plt_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi, struct sfb_row *row);
+
 /* Correct a row that toolchains are known to get wrong at the topmost
  * frame (x86-64: PLT stubs that have not pushed anything yet). */
 void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,

@@ -96,6 +96,44 @@ uintptr_t sfb_arch_strip_pac(uintptr_t ra)
 	return x30;
 }
 
+/* ld's PLTn stubs: [bti c;] adrp x16, page; ldr x17, [x16, #off];
+ * add x16, x16, #off; [autia1716 | autib1716;] br x17. */
+static unsigned plt_stub_len(uintptr_t s, uintptr_t lo, uintptr_t hi)
+{
+	uint32_t i[6];
+	unsigned n = 0, k = 0;
+	if (s < lo || s % 4)
+		return 0;
+	for (; k < 6 && s + 4 * k + 4 <= hi; k++)
+		memcpy(&i[k], (const void *)(s + 4 * k), 4);
+	if (k > 0 && i[0] == 0xd503245f) /* bti c */
+		n++;
+	if (k < n + 4 || (i[n] & 0x9f00001f) != 0x90000010 ||    /* adrp x16 */
+	    (i[n + 1] & 0xffc003ff) != 0xf9400211 ||              /* ldr x17, [x16, #off] */
+	    (i[n + 2] & 0xffc003ff) != 0x91000210)                /* add x16, x16, #off */
+		return 0;
+	n += 3;
+	if (n < k && (i[n] == 0xd503219f || i[n] == 0xd50321df))  /* autia1716, autib1716 */
+		n++;
+	return n < k && i[n] == 0xd61f0220 ? 4 * (n + 1) : 0;     /* br x17 */
+}
+
+bool sfb_arch_plt_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+{
+	for (uintptr_t back = 0; back < 24 && back <= pc; back += 4) {
+		unsigned len = plt_stub_len(pc - back, lo, hi);
+		if (len > back) {
+			*row = (struct sfb_row){
+				.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, 0 },
+				.ra = { SFB_LOC_SAME, 0, 30, 0 },
+				.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
+			};
+			return true;
+		}
+	}
+	return false;
+}
+
 /* No row is known to be wrong at the topmost frame. */
 void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
 {

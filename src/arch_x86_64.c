@@ -85,6 +85,13 @@ uintptr_t sfb_arch_strip_pac(uintptr_t ra)
 	return ra;
 }
 
+/* ld describes every x86-64 PLT (.eh_frame and .sframe). */
+bool sfb_arch_plt_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+{
+	(void)pc, (void)lo, (void)hi, (void)row;
+	return false;
+}
+
 /* ld describes a .plt.got stub (a lone `jmp *sym@GOT(%rip)`) with a PCMASK
  * row saying CFA = sp+16, but the stub runs with only the return address
  * pushed.  Any PLT stub about to execute its indirect jump has pushed

@@ -690,6 +690,12 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
 		at->source = row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
 						     : SFRAME_BT_FROM_SFRAME;
+	} else if (at->topmost && at->exact &&
+		   sfb_arch_plt_row(regs->pc, o->exec_lo, o->exec_hi, &row)) {
+		/* A PLT stub without unwind info: its RA is still in the link
+		 * register (only at the topmost frame). */
+		no_row = 0;
+		at->source = SFRAME_BT_FROM_LINK_REGISTER;
 	} else if (fp_allowed(w, o)) {
 #if SFB_FP_RULE
 		use = &fp_row;
@@ -712,7 +718,7 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 		st->frames_sframe++;
 	else if (at->source == SFRAME_BT_FROM_EH_FRAME)
 		st->frames_eh_frame++;
-	else
+	else if (at->source == SFRAME_BT_FROM_FRAME_POINTER)
 		st->frames_fp++;
 	if (next.pc == 0)
 		return SFRAME_BT_STOP_OUTERMOST;

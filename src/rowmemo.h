@@ -263,4 +263,12 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
  * walk needs. */
 void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
+/* Return addresses whose row marks the outermost frame (_start, clone3:
+ * RA undefined) are memoised too, so that a walk to the natural end does
+ * not look the last row up every time.  They are kept under the epoch
+ * with its top bit set, which no object's epoch has: the fast path, which
+ * looks up real epochs, never finds one and hands the frame to the
+ * general path, which asks for it by this epoch (walk.c, classify()). */
+#define SFB_MEMO_OUTERMOST_EPOCH(epoch) ((uint32_t)(epoch) | 0x80000000u)
+
 #endif

@@ -419,6 +419,14 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 		*no_row = 0;
 		return 0;
 	}
+	/* A verified return address whose row marks the outermost frame
+	 * (rowmemo.h): no lookup, no call-site check again. */
+	if (!exact && w->memo && sfb_object_has_rows(o) &&
+	    sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch), &simple)) {
+		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
+		*no_row = 0;
+		return 0;
+	}
 	*no_row = sfb_object_row(o, key, w->flags, row);
 	if (*no_row || (row->flags & SFB_ROW_SIGNAL))
 		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
@@ -434,6 +442,10 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 	}
 	if (!*no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
 		sfb_memo_put(pc, epoch, &simple);
+	else if (!*no_row && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
+					  SFB_ROW_OUTERMOST)
+		sfb_memo_put(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch),
+			     &(struct sfb_memo_row){ 0, 0, 0, 0 });
 	return 0;
 }
 

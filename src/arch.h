@@ -50,6 +50,8 @@ extern const uint8_t sfb_arch_abi;
  * where it was saved or leaves it alone (walk.c). */
 #define SFB_CALLEE_SAVED ((1ull << 3) | (0xfull << 12))
 #define SFB_SIGRETURN_LEN 9 /* mov $15, %rax; syscall */
+#define SFB_DWARF_RA 16    /* the return-address column */
+#define SFB_ENTRY_CFA 8    /* CFA = SP + this at a function's entry */
 #define SFB_INSN_ALIGN 1
 #define SFB_FP_CFA_EXACT 1 /* the rule's CFA is the caller's SP */
 #define SFB_FP_CFA_OFFSET 16
@@ -62,6 +64,8 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_SAVED_WORDS 34 /* regs[31], sp, pc, pstate */
 #define SFB_CALLEE_SAVED (0x3ffull << 19) /* x19-x28 */
 #define SFB_SIGRETURN_LEN 8 /* mov x8, #139; svc #0 */
+#define SFB_DWARF_RA 30 /* x30, the link register */
+#define SFB_ENTRY_CFA 0
 #define SFB_INSN_ALIGN 4
 /* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
@@ -85,6 +89,8 @@ extern const uint8_t sfb_arch_abi;
 /* r6-r10, r12, r13 and f8-f15 (DWARF 24-31) */
 #define SFB_CALLEE_SAVED ((0x1full << 6) | (3ull << 12) | (0xffull << 24))
 #define SFB_SIGRETURN_LEN 2 /* svc 173 */
+#define SFB_DWARF_RA 14 /* r14, the link register */
+#define SFB_ENTRY_CFA 160
 #define SFB_INSN_ALIGN 2
 /* r11 is a frame pointer only by convention, with no record of the
  * caller's FP and RA at a fixed place: no frame-pointer rule. */
@@ -135,11 +141,11 @@ uintptr_t sfb_arch_strip_pac(uintptr_t ra);
 void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
 			  struct sfb_regs *regs);
 
-/* A row for a PLT stub, which no unwind table describes (ld writes no
- * CFI for .plt on AArch64 and s390x): the stub at pc touches neither SP
- * nor the link register, so at the topmost frame CFA = the entry CFA and
- * the RA is still in its register.  False if pc is not in such a stub. */
-bool sfb_arch_plt_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi, struct sfb_row *row);
+/* Is pc inside a PLT stub that no unwind table describes (ld writes no
+ * CFI for .plt on AArch64 and s390x)?  Such a stub touches neither SP nor
+ * the link register, so at the topmost frame the CFA is the function
+ * entry's (SFB_ENTRY_CFA) and the RA still in its register (walk.c). */
+bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
 
 /* Correct a row that toolchains are known to get wrong at the topmost
  * frame (x86-64: PLT stubs that have not pushed anything yet). */

@@ -118,19 +118,11 @@ static unsigned plt_stub_len(uintptr_t s, uintptr_t lo, uintptr_t hi)
 	return n < k && i[n] == 0xd61f0220 ? 4 * (n + 1) : 0;     /* br x17 */
 }
 
-bool sfb_arch_plt_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 {
-	for (uintptr_t back = 0; back < 24 && back <= pc; back += 4) {
-		unsigned len = plt_stub_len(pc - back, lo, hi);
-		if (len > back) {
-			*row = (struct sfb_row){
-				.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, 0 },
-				.ra = { SFB_LOC_SAME, 0, 30, 0 },
-				.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
-			};
+	for (uintptr_t back = 0; back < 24 && back <= pc; back += 4)
+		if (plt_stub_len(pc - back, lo, hi) > back)
 			return true;
-		}
-	}
 	return false;
 }
 

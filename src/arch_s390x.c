@@ -116,7 +116,7 @@ uintptr_t sfb_arch_strip_pac(uintptr_t ra)
 
 /* ld's PLTn entries: larl %r1, got; lg %r1, 0(%r1); br %r1; basr %r1, %r0;
  * lgf %r1, 12(%r1); jg plt0 (26 bytes of code, then a word). */
-bool sfb_arch_plt_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 {
 	static const uint8_t lg_br[8] = { 0xe3, 0x10, 0x10, 0x00, 0x00, 0x04, 0x07, 0xf1 };
 	for (uintptr_t back = 0; back < 26 && back <= pc; back += 2) {
@@ -125,11 +125,6 @@ bool sfb_arch_plt_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *
 		if (s < lo || s + 26 > hi || c[0] != 0xc0 || c[1] != 0x10 ||
 		    memcmp(c + 6, lg_br, sizeof lg_br) != 0 || c[14] != 0x0d || c[15] != 0x10)
 			continue;
-		*row = (struct sfb_row){
-			.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, 160 },
-			.ra = { SFB_LOC_SAME, 0, 14, 0 },
-			.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
-		};
 		return true;
 	}
 	return false;

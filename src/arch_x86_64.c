@@ -86,9 +86,9 @@ uintptr_t sfb_arch_strip_pac(uintptr_t ra)
 }
 
 /* ld describes every x86-64 PLT (.eh_frame and .sframe). */
-bool sfb_arch_plt_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 {
-	(void)pc, (void)lo, (void)hi, (void)row;
+	(void)pc, (void)lo, (void)hi;
 	return false;
 }
 

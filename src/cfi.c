@@ -571,6 +571,27 @@ static int block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t 
 
 #define TRY(x) do { if ((err = (x))) return err; } while (0)
 
+/* The CFA offset operand at *at: unsigned and not factored
+ * (DW_CFA_def_cfa, def_cfa_offset), or signed and factored (their _sf
+ * forms). */
+static int cfa_offset_operand(const struct interp *in, uint64_t *at, uint64_t end, bool sf,
+			      int32_t *off)
+{
+	const struct sfb_bytes *b = &in->s->frame;
+	int err;
+	if (!sf) {
+		uint64_t v;
+		TRY(get_uleb(b, at, end, &v));
+		if (v > INT32_MAX)
+			return SFB_CFI_E_REGISTER;
+		*off = (int32_t)v;
+		return SFB_CFI_OK;
+	}
+	int64_t sv;
+	TRY(get_sleb(b, at, end, &sv));
+	return factored(in, sv, off);
+}
+
 /* Run the instructions in [at, end) of .eh_frame.  SFB_CFI_OK at their
  * end, ROW_DONE when the next row starts after the PC, else an error. */
 static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
@@ -671,15 +692,7 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 		case 0x0c: /* DW_CFA_def_cfa */
 		case 0x12: /* DW_CFA_def_cfa_sf */
 			TRY(get_uleb(b, &at, end, &n));
-			if (op == 0x0c) {
-				TRY(get_uleb(b, &at, end, &v));
-				if (v > INT32_MAX)
-					return SFB_CFI_E_REGISTER;
-				off = (int32_t)v;
-			} else {
-				TRY(get_sleb(b, &at, end, &sv));
-				TRY(factored(in, sv, &off));
-			}
+			TRY(cfa_offset_operand(in, &at, end, op == 0x12, &off));
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
 			cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)n, off };
@@ -695,15 +708,7 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			break;
 		case 0x0e: /* DW_CFA_def_cfa_offset */
 		case 0x13: /* DW_CFA_def_cfa_offset_sf */
-			if (op == 0x0e) {
-				TRY(get_uleb(b, &at, end, &v));
-				if (v > INT32_MAX)
-					return SFB_CFI_E_REGISTER;
-				off = (int32_t)v;
-			} else {
-				TRY(get_sleb(b, &at, end, &sv));
-				TRY(factored(in, sv, &off));
-			}
+			TRY(cfa_offset_operand(in, &at, end, op == 0x13, &off));
 			cur->cfa.kind = SFB_LOC_EXPR;
 			cur->cfa.off = off;
 			break;

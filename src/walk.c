@@ -703,9 +703,14 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 		at->source = row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
 						     : SFRAME_BT_FROM_SFRAME;
 	} else if (at->topmost && at->exact &&
-		   sfb_arch_plt_row(regs->pc, o->exec_lo, o->exec_hi, &row)) {
-		/* A PLT stub without unwind info: its RA is still in the link
-		 * register (only at the topmost frame). */
+		   sfb_arch_in_plt_stub(regs->pc, o->exec_lo, o->exec_hi)) {
+		/* A PLT stub without unwind info (arch.h): the function entry's
+		 * row, its RA still in the link register. */
+		row = (struct sfb_row){
+			.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, SFB_ENTRY_CFA },
+			.ra = { SFB_LOC_SAME, 0, SFB_DWARF_RA, 0 },
+			.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
+		};
 		no_row = 0;
 		at->source = SFRAME_BT_FROM_LINK_REGISTER;
 	} else if (fp_allowed(w, o)) {

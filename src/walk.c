@@ -233,6 +233,14 @@ static int rule_value(struct walker *w, const struct sfb_regs *r, const struct s
 	return sfb_mem_read(&w->mem, addr, out) ? VAL_OK : VAL_UNREADABLE;
 }
 
+/* The stop reason for a CFA or RA rule that could not be evaluated. */
+static int stop_of(int val)
+{
+	return val == VAL_UNKNOWN    ? SFRAME_BT_STOP_UNSAFE_RULE /* a register known only elsewhere */
+	       : val == VAL_BELOW_SP ? SFRAME_BT_STOP_BAD_CFA
+				     : SFRAME_BT_STOP_UNREADABLE;
+}
+
 /* A new CFA must lie above the stack pointer (at it, only in the topmost
  * frame, e.g. an AArch64 leaf at entry), aligned, and not absurdly far. */
 static bool cfa_ok(uintptr_t cfa, uintptr_t sp, bool topmost)
@@ -260,16 +268,9 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 		return SFRAME_BT_STOP_OUTERMOST;
 	if (row->cfa.kind != SFB_LOC_EXPR && row->cfa.kind != SFB_LOC_DWARF)
 		return SFRAME_BT_STOP_NO_UNWIND_INFO;
-	switch (rule_value(w, r, row, &row->cfa, 0, 0, &cfa)) {
-	case VAL_OK:
-		break;
-	case VAL_UNKNOWN: /* based on a register known only elsewhere */
-		return SFRAME_BT_STOP_UNSAFE_RULE;
-	case VAL_BELOW_SP:
-		return SFRAME_BT_STOP_BAD_CFA;
-	default:
-		return SFRAME_BT_STOP_UNREADABLE;
-	}
+	int val = rule_value(w, r, row, &row->cfa, 0, 0, &cfa);
+	if (val != VAL_OK)
+		return stop_of(val);
 	if (!cfa_ok(cfa, r->sp, topmost))
 		return SFRAME_BT_STOP_BAD_CFA;
 
@@ -280,17 +281,8 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 		if (!r->have_ra)
 			return SFRAME_BT_STOP_UNSAFE_RULE;
 		ra = r->ra;
-	} else {
-		switch (rule_value(w, r, row, &row->ra, cfa, 0, &ra)) {
-		case VAL_OK:
-			break;
-		case VAL_UNKNOWN:
-			return SFRAME_BT_STOP_UNSAFE_RULE;
-		case VAL_BELOW_SP:
-			return SFRAME_BT_STOP_BAD_CFA;
-		default:
-			return SFRAME_BT_STOP_UNREADABLE;
-		}
+	} else if ((val = rule_value(w, r, row, &row->ra, cfa, 0, &ra)) != VAL_OK) {
+		return stop_of(val);
 	}
 	if (row->flags & SFB_ROW_MANGLED_RA)
 		ra = sfb_arch_strip_pac(ra);

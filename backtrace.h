@@ -1,4 +1,5 @@
-/* sframebt: fast, async-signal-safe stack traces from SFrame.
+/* sframebt: fast, async-signal-safe stack traces from SFrame (.sframe),
+ * and from DWARF CFI (.eh_frame) wherever no SFrame row covers a PC.
  *
  * Installed as <sframebt/backtrace.h> (GCC's libbacktrace installs a
  * <backtrace.h> of its own; the two coexist).  Link with -lsframebt, or use
@@ -127,8 +128,10 @@ SFRAMEBT_API const char *sframe_bt_stop_name(int stop);
 
 /* Optional: discover and validate every loaded object now, from normal
  * context, so that the first backtrace pays nothing.  Never needed for
- * correctness.  Returns the number of objects with SFrame data.  NOT
- * async-signal-safe (calls dl_iterate_phdr). */
+ * correctness; where glibc has no _dl_find_object() (before 2.35, musl),
+ * it also lets walks see objects dlopen()ed since the last call.  Returns
+ * the number of objects with SFrame data.  NOT async-signal-safe (calls
+ * dl_iterate_phdr). */
 SFRAMEBT_API int sframe_backtrace_warmup(void);
 
 /* Optional, for profilers: keep the object holding addr loaded for the
@@ -136,8 +139,8 @@ SFRAMEBT_API int sframe_backtrace_warmup(void);
  * was not unloaded.  Each walk confirms every object it enters, other than
  * the main program, with glibc's _dl_find_object(), because dlclose() may
  * have removed it since sframebt described it; in a SIGPROF sample, with
- * glibc's tables gone cold, that check is about 110 ns of a sample's
- * 400-500 on the benchmark's machine (docs/SPEED.md).  This asks glibc
+ * glibc's tables gone cold, that check is a good part of the sample's
+ * cost (docs/SPEED.md).  This asks glibc
  * never to unload the object (dlopen() with RTLD_NOLOAD | RTLD_NODELETE:
  * a later dlclose() leaves it mapped, its destructors do not run until
  * exit, and its static data is not reset by a later dlopen()), so its

@@ -247,6 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef SFB_FUZZ_MAIN
+#include "fuzz_replay.h"
 #include <elf.h>
 
 /* A seed from an ELF object: see the comment at the top. */
@@ -322,25 +323,11 @@ static int make_seed(const char *path, const char *out, size_t cut)
 	return 0;
 }
 
-/* Run each file once: the corpus as a plain regression test. */
+/* -seed makes a seed from a real object; otherwise each file runs once. */
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "-seed"))
 		return make_seed(argv[2], argv[3], argc > 4 ? strtoul(argv[4], NULL, 0) : 8192);
-	int n = 0;
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		if (!f) {
-			fprintf(stderr, "fuzz_cfi: cannot open %s\n", argv[i]);
-			return 2;
-		}
-		static uint8_t buf[1 << 20];
-		size_t len = fread(buf, 1, sizeof buf, f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, len);
-		n++;
-	}
-	printf("%d inputs\n", n);
-	return 0;
+	return fuzz_replay("fuzz_cfi", argc, argv, 1);
 }
 #endif

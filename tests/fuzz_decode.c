@@ -152,23 +152,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef SFB_FUZZ_MAIN
-/* Run each file once: the corpus as a plain regression test. */
+#include "fuzz_replay.h"
+
 int main(int argc, char **argv)
 {
-	int n = 0;
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		if (!f) {
-			fprintf(stderr, "fuzz_decode: cannot open %s\n", argv[i]);
-			return 2;
-		}
-		static uint8_t buf[1 << 20];
-		size_t len = fread(buf, 1, sizeof buf, f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, len);
-		n++;
-	}
-	printf("%d inputs\n", n);
-	return 0;
+	return fuzz_replay("fuzz_decode", argc, argv, 1);
 }
 #endif

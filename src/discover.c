@@ -1,44 +1,12 @@
-/* Discovery (discover.h): PC -> loaded object, three ways.
- *
- * glibc >= 2.35, dynamic: _dl_find_object(), lock-free, reports an object
- * until dlclose() returns.
- *
- * Static executable (glibc, musl): the program is the only object besides
- * the vdso, and its ELF header is __ehdr_start, mapped for the whole run.
- * Not _dl_find_object(): in a static program it reports the text
- * segment's start, not the ELF header.  Objects a static program
- * dlopen()s are not found (their PCs stop the walk with no-object).
- *
- * glibc < 2.35 and musl: a table of loaded objects, filled from
- * dl_iterate_phdr() in normal context only: by a constructor, and by the
- * normal-context entry points (sframe_backtrace_warmup(),
- * sframe_backtrace_keep_loaded()) whenever dlpi_adds/dlpi_subs moved.
- * Walks only read it:
- * - Two copies; a refresh rewrites the one walks do not use, then
- *   publishes it with a release store of its index.  Each copy has a
- *   sequence number (odd while written) that a reader checks before and
- *   after its search, retrying a few times, never waiting: a signal that
- *   interrupts a refresh on its own thread reads the published copy.
- * - A PC in an object loaded since the last refresh is in no entry: the
- *   walk stops there with no-object.
- * - dlclose(): musl never unloads an object, so every entry stays valid.
- *   glibc < 2.35 keeps no counter a walk could read without the loader
- *   lock, so an entry of an object that dlclose() removed stays in the
- *   table until the next refresh.  Before such an entry is used (any but
- *   the main program's), the kernel copies its ELF and program headers
- *   (process_vm_readv: one system call, which fails where reading in
- *   place would fault) and they are compared with what the refresh
- *   recorded; an unmapped or different object gives no-object.  What
- *   stays open: the same file loaded again at the same address (its rows
- *   are then the right ones), and an object unmapped between that check
- *   and the walk's reads of its .sframe or code (as with glibc's own
- *   unwinder, a walk must not race dlclose() of an object on the sampled
- *   stack).
- * - A PC must lie in one of the object's PT_LOAD segments, not merely in
- *   its span: the kernel maps the program and ld.so segment by segment
- *   and may put other mappings in the holes.
- * Objects of other link-map namespaces (dlmopen) are listed too, without
- * a link_map.  No allocation: the table is static. */
+/* Discovery (discover.h): PC -> loaded object, one of three ways chosen
+ * at load time; see docs/DESIGN.md, Discovery.
+ * - glibc >= 2.35: _dl_find_object() itself (an IFUNC resolves to it).
+ * - A static program: its own headers, __ehdr_start.
+ * - glibc < 2.35 and musl: a double-buffered table that only normal
+ *   context writes (dl_iterate_phdr) and walks only read, never waiting;
+ *   an entry that dlclose() may have removed is checked against the
+ *   kernel's copy of its headers before use.
+ * No allocation: the table is static. */
 #define _GNU_SOURCE
 #include "discover.h"
 

@@ -1,28 +1,16 @@
-/* The object cache: which loaded object holds a PC, and its unwind rows.
- *
- * An object's rows come from its SFrame section (enum sfb_source: its
- * PT_GNU_SFRAME segment, or SFrame bytes handed over at run time) and,
- * for PCs no SFrame row covers, from its DWARF CFI (.eh_frame, found
- * through PT_GNU_EH_FRAME; cfi.h).  The walker asks sfb_object_row() and
- * does not care which (docs/DESIGN.md, "Row sources").
- *
- * The protocol (docs/DESIGN.md, "Object cache", says why each rule is
- * there):
- * - Discovery (discover.h) maps a PC to its loaded object; the table only
- *   remembers what was derived from that object, so a PC in an object
- *   that dlclose() removed is never matched once dlclose() has returned.
- * - Slots are seqlocks (seqlock.h): writers claim, fill and publish, and
- *   never wait; readers copy and check, and never write.  Slots whose
- *   object is gone become tombstones and are reused.
- * - Every hit is confirmed: the object's program headers, GNU build-id
- *   and section heads are compared with the slot's fingerprint, because a
- *   new object can be loaded at an unloaded one's place.
- * - Objects that stay loaded ("kept": the main program, libc, ld.so, the
- *   other objects loaded at start-up, and those keep_loaded() made
- *   RTLD_NODELETE) are copied once into the kept tables below, which walks
- *   search first, without confirmation.
- * Nothing here allocates: the tables are static, and their size is the
- * memory bound. */
+/* The object cache: which loaded object holds a PC, and its rows through
+ * one function, sfb_object_row() (SFrame, else .eh_frame CFI; the walker
+ * does not care which).  The protocol and why each rule is there:
+ * docs/DESIGN.md, "Object cache".  Rules:
+ * - Only what was derived from the object discovery (discover.h) reports
+ *   is remembered, and every hit is confirmed against discovery and the
+ *   object's fingerprint, so a PC in an object dlclose() removed is never
+ *   matched once dlclose() has returned.
+ * - Slots are seqlocks (seqlock.h); writers never wait, readers never
+ *   write.
+ * - Kept objects (cannot be unloaded) are copied once into the kept
+ *   tables below, which walks search first, without confirmation.
+ * Nothing here allocates: the tables are static. */
 #ifndef SFB_OBJCACHE_H
 #define SFB_OBJCACHE_H
 

@@ -1,32 +1,13 @@
-/* A memo of the common rows by return address, shared by all threads.
- *
- * Profilers and servers walk the same stacks over and over.  The walker
- * memoises the row of every return address it has verified (a call
- * instruction ends there) when the row has the common shape: CFA = SP or
- * FP + offset, RA and FP saved below the CFA (or FP unchanged), whatever
- * its source (SFrame or .eh_frame).  The next walk through that address
- * applies the memoised row directly, without the FDE search, the row
- * scan or CFI interpretation, and the call-site check.
- *
- * Entries are keyed by the return address and by the object's epoch (a
- * number describe() gives each object description), so a row cannot
- * outlive its object: a reloaded object gets a new epoch.  Each entry is a
- * seqlock (seqlock.h).  The table is two-way associative: a
- * new key goes to the first entry of its pair and the previous first
- * moves to the second.
- *
- * Each entry also holds a hint: the entry the walker needed next, last
- * time it left this one (the caller's return address).  The walker checks
- * the hint like any entry (sequence, key, epoch) before it uses the row,
- * so a stale hint costs a hash lookup, never a wrong frame.  Why: with the
- * hash, each frame waits for its return address to be loaded, hashed and
- * looked up before it knows where the next return address is; following
- * the hint, the next row is loaded while the return address is still on
- * its way, and the return address only confirms it (one load a frame,
- * like a frame-pointer walk).  The hint is
- * a relaxed atomic pointer outside the seqlock: any value it holds is an
- * entry of this table or NULL.
- *
+/* A memo of rows by return address, shared by all threads; what is
+ * memoised and why: docs/DESIGN.md, "Row memo".  Rules:
+ * - Each entry is a seqlock (seqlock.h), keyed by the return address and
+ *   the epoch of its object's description, so a row cannot outlive the
+ *   description it came from.
+ * - An entry's hint (the entry the walk needed next, last time) is a
+ *   relaxed atomic pointer outside the seqlock: any value it holds is an
+ *   entry of this table or NULL, and the walker checks it like an entry
+ *   found by hash before using its row.  A stale hint costs a lookup,
+ *   never a wrong frame.
  * No allocation: SFB_MEMO_ENTRIES entries of 32 bytes, static. */
 #ifndef SFB_ROWMEMO_H
 #define SFB_ROWMEMO_H
@@ -54,9 +35,6 @@ struct sfb_memo_row {
 
 #define SFB_MEMO_CFI 1 /* the row came from .eh_frame (reported per frame) */
 #define SFB_MEMO_PAC 2 /* the RA is signed: strip it (SFB_ROW_MANGLED_RA) */
-#ifndef SFB_ARCH_PAC
-#define SFB_ARCH_PAC 0
-#endif
 
 /* An FP-based row is memoised only if its slots lie in the two words
  * below the CFA (the frame record that frame-pointer code keeps on every

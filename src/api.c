@@ -47,11 +47,12 @@ static int walk_ucontext(const void *uc, struct sframe_bt_frame *frames, void **
 			 int size, unsigned flags, struct sframe_bt_status *st)
 {
 	struct sfb_regs r;
-	if (!sfb_arch_from_ucontext(uc, &r)) {
+	if (!uc) {
 		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
 		st->stop_pc = 0;
 		return 0;
 	}
+	sfb_arch_from_ucontext(uc, &r);
 	return sfb_walk(&r, true, frames, pcs, size,
 			flags | atomic_load_explicit(&default_flags, memory_order_relaxed), st);
 }

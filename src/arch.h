@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "memread.h"
 #include "sframe_decode.h"
 
@@ -35,7 +36,11 @@ extern const uint8_t sfb_arch_abi;
  * frame-pointer rule (a frame record of the caller's FP and RA at FP),
  * where the ABI has one: CFA = FP + SFB_FP_CFA_OFFSET, RA and FP saved
  * at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET; SFB_FP_CFA_EXACT
- * if that CFA gives the caller's SP exactly. */
+ * if that CFA gives the caller's SP exactly.  SFB_ARCH_PAC,
+ * SFB_ARCH_FIXES_TOPMOST, SFB_ARCH_BARE_PLT: whether the architecture
+ * needs sfb_arch_strip_pac(), sfb_arch_fix_topmost_row() and
+ * sfb_arch_in_plt_stub() (below); one that does not gets the inline no-op
+ * written here, which the walker's calls compile away to. */
 #if defined(__x86_64__)
 #define SFB_DWARF_SP 7
 #define SFB_DWARF_FP 6
@@ -53,6 +58,9 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_DWARF_RA 16    /* the return-address column */
 #define SFB_ENTRY_CFA 8    /* CFA = SP + this at a function's entry */
 #define SFB_INSN_ALIGN 1
+#define SFB_ARCH_PAC 0
+#define SFB_ARCH_FIXES_TOPMOST 1 /* .plt.got stubs (arch_x86_64.c) */
+#define SFB_ARCH_BARE_PLT 0 /* ld describes every PLT */
 #define SFB_FP_CFA_EXACT 1 /* the rule's CFA is the caller's SP */
 #define SFB_FP_CFA_OFFSET 16
 #define SFB_FP_RA_OFFSET (-8)
@@ -69,6 +77,8 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_INSN_ALIGN 4
 /* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
+#define SFB_ARCH_FIXES_TOPMOST 0
+#define SFB_ARCH_BARE_PLT 1
 /* The frame record x29 points at: {x29, x30}.  The record need not sit at
  * the top of the frame, so the CFA this gives may lie below the real one:
  * only a lower bound of the caller's SP, after which a row based on SP
@@ -92,6 +102,9 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_DWARF_RA 14 /* r14, the link register */
 #define SFB_ENTRY_CFA 160
 #define SFB_INSN_ALIGN 2
+#define SFB_ARCH_PAC 0
+#define SFB_ARCH_FIXES_TOPMOST 0
+#define SFB_ARCH_BARE_PLT 1
 /* r11 is a frame pointer only by convention, with no record of the
  * caller's FP and RA at a fixed place: no frame-pointer rule. */
 #define SFB_FP_RULE 0
@@ -108,9 +121,24 @@ struct sfb_saved_regs {
 	uintptr_t w[SFB_SAVED_WORDS];
 };
 
-/* Fill regs from an SA_SIGINFO ucontext, which must outlive the walk.
- * False if it is unusable. */
-bool sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
+/* Word i of registers as the kernel saved them: a ucontext's, or the
+ * walker's copy in struct sfb_saved_regs (whose words are uintptr_t, the
+ * ucontext's not always: read as bytes, not through either type). */
+static inline uintptr_t sfb_arch_saved_word(const void *w, unsigned i)
+{
+	uintptr_t v;
+	memcpy(&v, (const char *)w + sizeof v * i, sizeof v);
+	return v;
+}
+
+/* Fill regs from an SA_SIGINFO ucontext (not NULL), which must outlive
+ * the walk. */
+void sfb_arch_from_ucontext(const void *uc, struct sfb_regs *regs);
+
+/* Fill regs from the SFB_SAVED_WORDS words the kernel saved (a
+ * ucontext's, or a signal frame's copy in struct sfb_saved_regs), which
+ * regs->all then points at. */
+void sfb_arch_from_saved(const void *w, struct sfb_regs *regs);
 
 /* The value of DWARF register n, other than SP and FP (the walker holds
  * those: walk.c, reg_value()), in regs, if known. */
@@ -122,17 +150,24 @@ bool sfb_arch_reg(const struct sfb_regs *regs, unsigned n, uintptr_t *out);
  * bytes (walk.c, is_sigreturn()). */
 extern const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN];
 
-/* The interrupted registers from the signal frame found at sp (the stack
- * pointer when the trampoline runs), read through m into *saved, which
- * out->all then points at.  False if unreadable. */
-bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
-			    struct sfb_regs *out);
+/* Where the interrupted registers (SFB_SAVED_WORDS words) lie in the
+ * signal frame found at sp, the stack pointer when the trampoline runs:
+ * the walker copies them from there, every word a checked read (walk.c,
+ * sigframe_regs()). */
+uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp);
 
 /* Is ra just after a call instruction in [code_lo, code_hi)? */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);
 
 /* Remove pointer-authentication bits from a return address (AArch64). */
+#if SFB_ARCH_PAC
 uintptr_t sfb_arch_strip_pac(uintptr_t ra);
+#else
+static inline uintptr_t sfb_arch_strip_pac(uintptr_t ra)
+{
+	return ra;
+}
+#endif
 
 /* The registers of the caller of a public entry point, from the entry's
  * own frame: its __builtin_frame_address(0) (the library is built with
@@ -145,11 +180,27 @@ void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
  * CFI for .plt on AArch64 and s390x)?  Such a stub touches neither SP nor
  * the link register, so at the topmost frame the CFA is the function
  * entry's (SFB_ENTRY_CFA) and the RA still in its register (walk.c). */
+#if SFB_ARCH_BARE_PLT
 bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
+#else
+static inline bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi)
+{
+	(void)pc, (void)code_lo, (void)code_hi;
+	return false;
+}
+#endif
 
 /* Correct a row that toolchains are known to get wrong at the topmost
  * frame (x86-64: PLT stubs that have not pushed anything yet). */
+#if SFB_ARCH_FIXES_TOPMOST
 void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,
 			      struct sfb_row *row);
+#else
+static inline void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,
+					    struct sfb_row *row)
+{
+	(void)pc, (void)code_lo, (void)code_hi, (void)row;
+}
+#endif
 
 #endif

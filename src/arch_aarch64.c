@@ -25,32 +25,21 @@ _Static_assert(offsetof(mcontext_t, sp) == offsetof(mcontext_t, regs) + 8 * W_SP
 		       offsetof(mcontext_t, pstate) == offsetof(mcontext_t, regs) + 8 * 33,
 	       "struct sfb_saved_regs mirrors mcontext_t from regs[]");
 
-static uintptr_t word(const void *w, unsigned i)
-{
-	uintptr_t v;
-	memcpy(&v, (const char *)w + 8 * i, sizeof v);
-	return v;
-}
-
 /* In the interrupted frame the link register is live: a leaf, or a
  * function before it saved x30, still has its return address there. */
-static void from_words(const void *w, struct sfb_regs *r)
+void sfb_arch_from_saved(const void *w, struct sfb_regs *r)
 {
-	r->pc = word(w, W_PC);
-	r->sp = word(w, W_SP);
-	r->fp = word(w, 29);
-	r->ra = word(w, 30);
-	r->all = w;
-	r->have_ra = true;
+	*r = (struct sfb_regs){ .pc = sfb_arch_saved_word(w, W_PC),
+				.sp = sfb_arch_saved_word(w, W_SP),
+				.fp = sfb_arch_saved_word(w, 29),
+				.ra = sfb_arch_saved_word(w, 30),
+				.all = w,
+				.have_ra = true };
 }
 
-bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
+void sfb_arch_from_ucontext(const void *uc, struct sfb_regs *r)
 {
-	if (!ucv)
-		return false;
-	const ucontext_t *uc = ucv;
-	from_words(uc->uc_mcontext.regs, r);
-	return true;
+	sfb_arch_from_saved(((const ucontext_t *)uc)->uc_mcontext.regs, r);
 }
 
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
@@ -60,7 +49,7 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 		return true;
 	}
 	if (r->all && n < 31) {
-		*out = word(r->all, n);
+		*out = sfb_arch_saved_word(r->all, n);
 		return true;
 	}
 	return false;
@@ -74,17 +63,9 @@ const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x68, 0x11, 0x80, 0
 /* At the trampoline sp points at the kernel's struct rt_sigframe: a
  * siginfo, then the ucontext (glibc's ucontext_t has the kernel's layout
  * up to and including uc_mcontext). */
-bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
-			    struct sfb_regs *out)
+uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp)
 {
-	uintptr_t g = sp + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext.regs);
-	if (g < sp)
-		return false;
-	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
-		if (!sfb_mem_read(m, g + 8 * i, &saved->w[i]))
-			return false;
-	from_words(saved->w, out);
-	return true;
+	return sp + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext.regs);
 }
 
 /* xpaclri (hint #7, a NOP on cores without pointer authentication)
@@ -126,12 +107,6 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
-/* No row is known to be wrong at the topmost frame. */
-void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
-{
-	(void)pc, (void)lo, (void)hi, (void)row;
-}
-
 /* A return address follows a BL, a BLR or one of the authenticating
  * BLRAA, BLRAAZ, BLRAB, BLRABZ. */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
@@ -152,11 +127,7 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
 			  struct sfb_regs *r)
 {
-	r->pc = sfb_arch_strip_pac((uintptr_t)ra);
-	r->sp = (uintptr_t)cfa;
-	r->fp = *(const uintptr_t *)frame;
-	r->ra = 0;
-	r->all = NULL;
-	r->have_ra = false;
+	*r = (struct sfb_regs){ .pc = sfb_arch_strip_pac((uintptr_t)ra), .sp = (uintptr_t)cfa,
+				.fp = *(const uintptr_t *)frame };
 }
 #endif

@@ -30,35 +30,26 @@ _Static_assert(offsetof(mcontext_t, psw.addr) == 8 * W_PSW_ADDR &&
 		       sizeof(mcontext_t) == 8 * SFB_SAVED_WORDS,
 	       "struct sfb_saved_regs mirrors mcontext_t");
 
-static uintptr_t word(const void *w, unsigned i)
-{
-	uintptr_t v;
-	memcpy(&v, (const char *)w + 8 * i, sizeof v);
-	return v;
-}
-
 /* In the interrupted frame r14 is live: a leaf, or a function before it
  * saved r14, still has its return address there. */
-static void from_words(const void *w, struct sfb_regs *r)
+void sfb_arch_from_saved(const void *w, struct sfb_regs *r)
 {
-	r->pc = word(w, W_PSW_ADDR);
-	r->sp = word(w, W_GPR + 15);
-	r->fp = word(w, W_GPR + 11);
-	r->ra = word(w, W_GPR + 14);
-	r->all = w;
-	r->have_ra = true;
+	*r = (struct sfb_regs){ .pc = sfb_arch_saved_word(w, W_PSW_ADDR),
+				.sp = sfb_arch_saved_word(w, W_GPR + 15),
+				.fp = sfb_arch_saved_word(w, W_GPR + 11),
+				.ra = sfb_arch_saved_word(w, W_GPR + 14),
+				.all = w,
+				.have_ra = true };
 }
 
 /* A PSW the kernel saved for user space is in 64-bit addressing mode
  * (extended and basic addressing bits both set). */
 #define PSW_MASK_64BIT 0x0000000180000000ul
 
-bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
+void sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
 {
-	if (!ucv)
-		return false;
 	const ucontext_t *uc = ucv;
-	from_words(&uc->uc_mcontext, r);
+	sfb_arch_from_saved(&uc->uc_mcontext, r);
 	/* glibc's getcontext() saves no PSW (setcontext() resumes through
 	 * r14): without a 64-bit PSW mask, the context is getcontext()'s,
 	 * which resumes at r14 with r15 unchanged (it makes no frame), as
@@ -67,7 +58,6 @@ bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
 		r->pc = r->ra;
 		r->have_ra = false;
 	}
-	return true;
 }
 
 /* DWARF 16-31 -> fprs[] index. */
@@ -82,7 +72,8 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 	}
 	if (!r->all || n >= 32)
 		return false;
-	*out = n < 16 ? word(r->all, W_GPR + n) : word(r->all, W_FPR + fpr_of_dwarf[n - 16]);
+	*out = n < 16 ? sfb_arch_saved_word(r->all, W_GPR + n)
+		      : sfb_arch_saved_word(r->all, W_FPR + fpr_of_dwarf[n - 16]);
 	return true;
 }
 
@@ -96,22 +87,9 @@ const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x0a, 0xad };
  * siginfo (8-aligned), then the ucontext, whose uc_mcontext is _sigregs
  * (glibc's ucontext_t has the kernel's layout up to it). */
 #define SIGFRAME_SIGINFO 168
-bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
-			    struct sfb_regs *out)
+uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp)
 {
-	uintptr_t g = sp + SIGFRAME_SIGINFO + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext);
-	if (g < sp)
-		return false;
-	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
-		if (!sfb_mem_read(m, g + 8 * i, &saved->w[i]))
-			return false;
-	from_words(saved->w, out);
-	return true;
-}
-
-uintptr_t sfb_arch_strip_pac(uintptr_t ra)
-{
-	return ra;
+	return sp + SIGFRAME_SIGINFO + sizeof(siginfo_t) + offsetof(ucontext_t, uc_mcontext);
 }
 
 /* ld's PLTn entries: larl %r1, got; lg %r1, 0(%r1); br %r1; basr %r1, %r0;
@@ -128,11 +106,6 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 		return true;
 	}
 	return false;
-}
-
-void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
-{
-	(void)pc, (void)lo, (void)hi, (void)row;
 }
 
 /* A return address follows a call: brasl (6 bytes, c0 x5), bras (4, a7
@@ -154,11 +127,7 @@ void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
 			  struct sfb_regs *r)
 {
 	(void)frame;
-	r->pc = (uintptr_t)ra;
-	r->sp = SFB_SP_FROM_CFA((uintptr_t)cfa);
-	r->fp = *(const uintptr_t *)(r->sp + 88);
-	r->ra = 0;
-	r->all = NULL;
-	r->have_ra = false;
+	uintptr_t sp = SFB_SP_FROM_CFA((uintptr_t)cfa);
+	*r = (struct sfb_regs){ .pc = (uintptr_t)ra, .sp = sp, .fp = *(const uintptr_t *)(sp + 88) };
 }
 #endif

@@ -8,7 +8,6 @@
 
 #include <signal.h>
 #include <stddef.h>
-#include <string.h>
 #include <ucontext.h>
 
 #include "sframe_format.h"
@@ -18,32 +17,18 @@ const uint8_t sfb_arch_abi = SFB_ABI_AMD64_LE;
 _Static_assert(NGREG == SFB_SAVED_WORDS && sizeof(greg_t) == sizeof(uintptr_t),
 	       "struct sfb_saved_regs holds a gregs[]");
 
-/* gregs[i] of a ucontext's registers, or of a signal frame's copy (whose
- * words are uintptr_t, not greg_t: read as bytes, not through either). */
-static uintptr_t greg(const void *gregs, unsigned i)
+/* The saved words are a ucontext's gregs[]. */
+void sfb_arch_from_saved(const void *g, struct sfb_regs *r)
 {
-	uintptr_t v;
-	memcpy(&v, (const char *)gregs + sizeof(greg_t) * i, sizeof v);
-	return v;
+	*r = (struct sfb_regs){ .pc = sfb_arch_saved_word(g, REG_RIP),
+				.sp = sfb_arch_saved_word(g, REG_RSP),
+				.fp = sfb_arch_saved_word(g, REG_RBP),
+				.all = g };
 }
 
-static void from_gregs(const void *g, struct sfb_regs *r)
+void sfb_arch_from_ucontext(const void *uc, struct sfb_regs *r)
 {
-	r->pc = greg(g, REG_RIP);
-	r->sp = greg(g, REG_RSP);
-	r->fp = greg(g, REG_RBP);
-	r->ra = 0;
-	r->all = g;
-	r->have_ra = false;
-}
-
-bool sfb_arch_from_ucontext(const void *ucv, struct sfb_regs *r)
-{
-	if (!ucv)
-		return false;
-	const ucontext_t *uc = ucv;
-	from_gregs(uc->uc_mcontext.gregs, r);
-	return true;
+	sfb_arch_from_saved(((const ucontext_t *)uc)->uc_mcontext.gregs, r);
 }
 
 /* DWARF numbers -> gregs[] indexes. */
@@ -56,7 +41,7 @@ static const unsigned char greg_of_dwarf[17] = {
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 {
 	if (r->all && n < sizeof greg_of_dwarf) {
-		*out = greg(r->all, greg_of_dwarf[n]);
+		*out = sfb_arch_saved_word(r->all, greg_of_dwarf[n]);
 		return true;
 	}
 	return false;
@@ -69,27 +54,9 @@ const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0
 
 /* At the trampoline, sp points at the ucontext of the kernel's
  * struct rt_sigframe (its pretcode was popped by the handler's ret). */
-bool sfb_arch_sigframe_regs(struct sfb_mem *m, uintptr_t sp, struct sfb_saved_regs *saved,
-			    struct sfb_regs *out)
+uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp)
 {
-	uintptr_t g = sp + offsetof(ucontext_t, uc_mcontext.gregs);
-	for (unsigned i = 0; i < NGREG; i++)
-		if (!sfb_mem_read(m, g + 8 * i, &saved->w[i]))
-			return false;
-	from_gregs(saved->w, out);
-	return true;
-}
-
-uintptr_t sfb_arch_strip_pac(uintptr_t ra)
-{
-	return ra;
-}
-
-/* ld describes every x86-64 PLT (.eh_frame and .sframe). */
-bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
-{
-	(void)pc, (void)lo, (void)hi;
-	return false;
+	return sp + offsetof(ucontext_t, uc_mcontext.gregs);
 }
 
 /* ld describes a .plt.got stub (a lone `jmp *sym@GOT(%rip)`) with a PCMASK
@@ -156,11 +123,7 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
 			  struct sfb_regs *r)
 {
-	r->pc = (uintptr_t)ra;
-	r->sp = (uintptr_t)cfa;
-	r->fp = *(const uintptr_t *)frame;
-	r->ra = 0;
-	r->all = NULL;
-	r->have_ra = false;
+	*r = (struct sfb_regs){ .pc = (uintptr_t)ra, .sp = (uintptr_t)cfa,
+				.fp = *(const uintptr_t *)frame };
 }
 #endif

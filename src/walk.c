@@ -378,6 +378,23 @@ static bool is_sigreturn(struct walker *w, uintptr_t pc, uintptr_t lo, uintptr_t
 	       !memcmp((const void *)pc, sfb_arch_sigreturn_code, sizeof code);
 }
 
+/* The registers the signal frame at sp saved (arch.h), copied word by
+ * word through the walk's checked accessor into w->saved, which regs->all
+ * then points at.  False if any word is unreadable.  Out of line: signal
+ * frames are rare, and general_step() keeps its registers for the rest. */
+static __attribute__((noinline)) bool sigframe_regs(struct walker *w, uintptr_t sp,
+						   struct sfb_regs *regs)
+{
+	uintptr_t at = sfb_arch_sigframe_saved_at(sp);
+	if (at < sp)
+		return false;
+	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
+		if (!sfb_mem_read(&w->mem, at + 8 * i, &w->saved.w[i]))
+			return false;
+	sfb_arch_from_saved(w->saved.w, regs);
+	return true;
+}
+
 /* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
 static void emit_frame(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
 		       struct sframe_bt_frame f)
@@ -678,7 +695,7 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	at->n++;
 	if (is_signal) {
 		if (++at->signals > MAX_SIGNAL_FRAMES ||
-		    !sfb_arch_sigframe_regs(&w->mem, regs->sp, &w->saved, regs))
+		    !sigframe_regs(w, regs->sp, regs))
 			return SFRAME_BT_STOP_UNREADABLE;
 		at->exact = true;
 		at->topmost = true;

@@ -165,6 +165,24 @@ fi
 # ---- 4. Callgrind -------------------------------------------------------------
 cg=$D/callgrind.md
 prof=$D/profile-callgrind.txt
+# The 14 functions with the most self cost in a callgrind_annotate listing
+# ($1), as a Markdown table: column $2 is their instructions divided by $3
+# (the batch's iterations) and $4 (frames a walk, or 1), printed with the
+# format $5; their share of the total follows.
+self_cost_table() {
+	echo "| function (file where the code is) | $2 | share |"
+	echo "|---|---:|---:|"
+	awk -v it="$3" -v per="$4" -v fmt="$5" '
+		/^-+$/ { sep++; next }
+		sep == 6 && match($0, /^ *[0-9,]+ \( *[0-9.]+%\)/) {
+			ir = $1; gsub(/,/, "", ir)
+			pct = substr($0, 1, RLENGTH); sub(/^.*\( */, "", pct); sub(/%\)$/, "", pct)
+			if (pct + 0 >= 99.9) next
+			fn = substr($0, RLENGTH + 1); sub(/^ +/, "", fn)
+			sub(/ \[.*\]$/, "", fn); sub(/^.*\/(src|tests|elf|csu)\//, "", fn)
+			if (++k <= 14) printf "| %s | " fmt " | %s%% |\n", fn, ir / it / per, pct
+		}' "$1"
+}
 # sfbench issues callgrind client requests when <valgrind/callgrind.h> was
 # there to compile them in.
 if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h ]; then
@@ -252,18 +270,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 				echo "functions as compiled: static helpers are often inlined into their callers; the full"
 				echo "listing with per-line counts is in \`$D/profile-callgrind-source.txt\`):"
 				echo
-				echo "| function (file where the code is) | Ir/frame | share |"
-				echo "|---|---:|---:|"
-				awk -v it="$pit" '
-					/^-+$/ { sep++; next }
-					sep == 6 && match($0, /^ *[0-9,]+ \( *[0-9.]+%\)/) {
-						ir = $1; gsub(/,/, "", ir)
-						pct = substr($0, 1, RLENGTH); sub(/^.*\( */, "", pct); sub(/%\)$/, "", pct)
-						if (pct + 0 >= 99.9) next
-						fn = substr($0, RLENGTH + 1); sub(/^ +/, "", fn)
-						sub(/ \[.*\]$/, "", fn); sub(/^.*\/(src|tests|elf|csu)\//, "", fn)
-						if (++k <= 14) printf "| %s | %.1f | %s%% |\n", fn, ir / it / 32, pct
-					}' "$prof"
+				self_cost_table "$prof" Ir/frame "$pit" 32 %.1f
 				echo
 			} >>"$cg"
 		fi
@@ -277,18 +284,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 				echo "Where sframebt's instructions go in the natural-end walk (main build, $3 frames; self"
 				echo "cost per call, \`$D/profile-callgrind-natural.txt\`):"
 				echo
-				echo "| function (file where the code is) | Ir/call | share |"
-				echo "|---|---:|---:|"
-				awk -v it="$2" '
-					/^-+$/ { sep++; next }
-					sep == 6 && match($0, /^ *[0-9,]+ \( *[0-9.]+%\)/) {
-						ir = $1; gsub(/,/, "", ir)
-						pct = substr($0, 1, RLENGTH); sub(/^.*\( */, "", pct); sub(/%\)$/, "", pct)
-						if (pct + 0 >= 99.9) next
-						fn = substr($0, RLENGTH + 1); sub(/^ +/, "", fn)
-						sub(/ \[.*\]$/, "", fn); sub(/^.*\/(src|tests|elf|csu)\//, "", fn)
-						if (++k <= 14) printf "| %s | %.0f | %s%% |\n", fn, ir / it, pct
-					}' "$D/profile-callgrind-natural.txt"
+				self_cost_table "$D/profile-callgrind-natural.txt" Ir/call "$2" 1 %.0f
 				echo
 				# Calls of the unmemoised paths and their inclusive cost.
 				echo "Calls past the memo in each natural-end walk (the general step, the SFrame lookup"

@@ -28,6 +28,26 @@ function row(f, n, i) {
 	for (i = 1; i <= n; i++) f[i] = trim(f[i])
 	return n
 }
+# Table rows, one for each build of the list builds that has a figure
+# under at SUBSEP build SUBSEP the first of the list cols: the build, then
+# for each column of cols the figure under at SUBSEP build SUBSEP column,
+# followed in brackets by the one under also SUBSEP build SUBSEP column
+# suffix where also is given and that figure measured.
+function build_rows(builds, at, cols, also, suffix,   B, nb, C, nc, i, k, c, line) {
+	nb = split(builds, B, " ")
+	nc = split(cols, C, " ")
+	for (i = 1; i <= nb; i++) {
+		if (!((at SUBSEP B[i] SUBSEP C[1]) in val)) continue
+		line = "| " B[i] " |"
+		for (k = 1; k <= nc; k++) {
+			c = v(at SUBSEP B[i] SUBSEP C[k])
+			if (also != "" && ((also SUBSEP B[i] SUBSEP C[k] suffix) in val))
+				c = c " (" val[also SUBSEP B[i] SUBSEP C[k] suffix] ")"
+			line = line " " c " |"
+		}
+		print line > full
+	}
+}
 /^Written by/ { when = $0; sub(/^Written by `make bench` \(/, "", when); sub(/, [0-9]+ s\)\.$/, "", when) }
 /^- sframebt: / { rev = substr($0, 13) }
 /^- CPU: / { cpu = substr($0, 8) }
@@ -185,11 +205,7 @@ END {
 	print "" > full
 	print "| build | sframebt / frame-pointer walk | libunwind / sframebt | glibc / sframebt |" > full
 	print "|---|---:|---:|---:|" > full
-	nb = split("main linked v1 v2 v3", B, " ")
-	for (i = 1; i <= nb; i++)
-		if (("ratio" SUBSEP B[i] SUBSEP "fp") in val)
-			printf "| %s | %s | %s | %s |\n", B[i], v("ratio" SUBSEP B[i] SUBSEP "fp"), \
-				v("ratio" SUBSEP B[i] SUBSEP "unw"), v("ratio" SUBSEP B[i] SUBSEP "glibc") > full
+	build_rows("main linked v1 v2 v3", "ratio", "fp unw glibc")
 	print "" > full
 	print "**SIGPROF samples** at depth 32, one unwinder per process, median ns in the" > full
 	print "handler; samples 125 µs apart (1 ms apart in brackets, where measured)." > full
@@ -198,20 +214,8 @@ END {
 	print "" > full
 	print "| build | sframebt | kept loaded | frame-pointer walk | libunwind |" > full
 	print "|---|---:|---:|---:|---:|" > full
-	nb = split("main linked v1 v2 v3 distinct fp", B, " ")
-	for (i = 1; i <= nb; i++) {
-		b = B[i]
-		if (!(("sig" SUBSEP "125us" SUBSEP b SUBSEP "sfb") in val)) continue
-		line = "| " b " |"
-		nk = split("sfb kept fp unw", K, " ")
-		for (k = 1; k <= nk; k++) {
-			c = v("sig" SUBSEP "125us" SUBSEP b SUBSEP K[k])
-			if (("sig" SUBSEP "1ms" SUBSEP b SUBSEP K[k]) in val)
-				c = c " (" val["sig", "1ms", b, K[k]] ")"
-			line = line " " c " |"
-		}
-		print line > full
-	}
+	build_rows("main linked v1 v2 v3 distinct fp", "sig" SUBSEP "125us", "sfb kept fp unw",
+		   "sig" SUBSEP "1ms", "")
 	print "" > full
 	print "**Walks to the natural end** (depth 32, a buffer larger than the stack: through the" > full
 	print "chain, the driver'"'"'s frames and `main()` into libc, to `_start`; libc'"'"'s frames and" > full
@@ -242,32 +246,14 @@ END {
 	print "" > full
 	print "| build | sframebt / frame-pointer walk, a frame | a call | libunwind / sframebt | glibc / sframebt | ns a frame past the chain |" > full
 	print "|---|---:|---:|---:|---:|---:|" > full
-	nb = split("main linked v1 v2 v3", B, " ")
-	for (i = 1; i <= nb; i++)
-		if (("natr" SUBSEP B[i] SUBSEP "fpf") in val)
-			printf "| %s | %s | %s | %s | %s | %s |\n", B[i], v("natr" SUBSEP B[i] SUBSEP "fpf"), \
-				v("natr" SUBSEP B[i] SUBSEP "fpc"), v("natr" SUBSEP B[i] SUBSEP "unw"), \
-				v("natr" SUBSEP B[i] SUBSEP "glibc"), v("natr" SUBSEP B[i] SUBSEP "past") > full
+	build_rows("main linked v1 v2 v3", "natr", "fpf fpc unw glibc past")
 	print "" > full
 	print "**SIGPROF samples to the natural end**, depth 32, one unwinder per process, 125 µs" > full
 	print "apart, median ns in the handler (frames in brackets):" > full
 	print "" > full
 	print "| build | sframebt | kept loaded | frame-pointer walk | libunwind |" > full
 	print "|---|---:|---:|---:|---:|" > full
-	nb = split("main linked v3 distinct", B, " ")
-	for (i = 1; i <= nb; i++) {
-		b = B[i]
-		if (!(("natsig" SUBSEP b SUBSEP "sfb") in val)) continue
-		line = "| " b " |"
-		nk = split("sfb kept fp unw", K, " ")
-		for (k = 1; k <= nk; k++) {
-			c = v("natsig" SUBSEP b SUBSEP K[k])
-			if (("natsig" SUBSEP b SUBSEP K[k] SUBSEP "frames") in val)
-				c = c " (" val["natsig", b, K[k], "frames"] ")"
-			line = line " " c " |"
-		}
-		print line > full
-	}
+	build_rows("main linked v3 distinct", "natsig", "sfb kept fp unw", "natsig", SUBSEP "frames")
 	print "" > full
 	printf "**A `.eh_frame` row first seen** costs %s µs in a fresh process whose objects were\n", v("cfi" SUBSEP "fresh") > full
 	print "described first (`sframe_backtrace_warmup()`): the first walk through libc after the" > full

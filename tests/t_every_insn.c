@@ -71,6 +71,7 @@
 #include "check.h"
 #include "chains_lib.h"
 #include "chains_paths.h"
+#include "sig_install.h"
 #include "fixtures/src/chain.h"
 
 /* ---- Groups: which object (and SFrame version) an instruction is in --- */
@@ -1114,12 +1115,7 @@ int main(void)
 	}
 
 	bool stepping = !under_valgrind();
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTRAP, &sa, NULL);
+	sig_install(SIGTRAP, on_trap, 0);
 
 	for (int i = 0; i < nflows; i++) {
 		struct chains_ctx c = flows[i].ctx;

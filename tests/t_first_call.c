@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 
+#include "sig_install.h"
 #include "walk_common.h"
 #include "uc_regs.h"
 
@@ -113,12 +114,7 @@ NOINL int child_run(int idx)
 {
 	child_idx = idx;
 	alarm(10);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = segv_handler;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
+	sig_install(SIGSEGV, segv_handler, 0);
 
 	int (*lib_mid)(int) = NULL;
 	if (idx & 1) {

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 
+#include "sig_install.h"
 #include "walk_common.h"
 #include "uc_regs.h"
 
@@ -713,12 +714,7 @@ NOINL int first_in_libc(void)
 	objs_init();
 	devnull = open("/dev/null", O_WRONLY);
 	int chain[] = { WFN(lc_copy), WFN(lc_spin), WFN(first_in_libc), WFN(main) };
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = prof_handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPROF, &sa, NULL);
+	sig_install(SIGPROF, prof_handler, SA_RESTART);
 	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
 	setitimer(ITIMER_PROF, &it, NULL);
 	w_sink += (unsigned long)lc_spin(lc_copy, 1);

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 
+#include "sig_install.h"
 #include "walk_common.h"
 
 #define NF 48         /* frames per walk */
@@ -207,9 +208,9 @@ NOINL int uc_in_handler_work(void)
 	return a[750] + b[100];
 }
 
-static void on_usr2(int sig)
+static void on_usr2(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
+	(void)sig, (void)si, (void)uc;
 	int saved = errno;
 	in_handler_sink += (unsigned long)uc_in_handler_work();
 	errno = saved;
@@ -369,15 +370,8 @@ int main(int argc, char **argv)
 			;
 	}
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_prof;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPROF, &sa, NULL);
-	sa.sa_handler = on_usr2;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR2, &sa, NULL);
+	sig_install(SIGPROF, on_prof, SA_RESTART);
+	sig_install(SIGUSR2, on_usr2, SA_RESTART);
 	atomic_store(&sampling, 1);
 
 	struct thr t[NTHREADS];

@@ -104,6 +104,7 @@
 #include "bench_chain.h"
 #include "bench_distinct.h"
 #include "keep.h"
+#include "sig_install.h"
 
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME 0x6474e554
@@ -1226,12 +1227,7 @@ static struct bench_work async_setup(void)
 		words[i] = i * 0x9e3779b97f4a7c15ull;
 	struct bench_work w = { .words = words, .nwords = nwords };
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = prof_handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPROF, &sa, NULL);
+	sig_install(SIGPROF, prof_handler, SA_RESTART);
 	return w;
 }
 

@@ -10,8 +10,8 @@
  * the FDEs found, and PCs from the input's tail are looked up; every row
  * is checked for its invariants (the PC inside the row, the row inside
  * the FDE, sfb_cfi_lookup() agreeing with sfb_cfi_table_row()), and every
- * DWARF expression rule is evaluated with made-up registers and memory.
- * Any broken invariant aborts.
+ * DWARF expression rule is evaluated with made-up registers and memory
+ * (tests/cfi_fake.h).  Any broken invariant aborts.
  *
  * Build and run: make fuzz (tests/fuzz.mk.inc).  With -DSFB_FUZZ_MAIN the
  * file has its own main(): it runs each file named on the command line
@@ -29,13 +29,10 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "cfi_fake.h"
 
-#define FAIL(...)                                                    \
-	do {                                                         \
-		fprintf(stderr, "fuzz_cfi: " __VA_ARGS__);           \
-		fprintf(stderr, "\n");                               \
-		abort();                                             \
-	} while (0)
+#define FUZZ_NAME "fuzz_cfi"
+#include "fuzz_target.h"
 
 #define HDR_SIZE 20
 
@@ -46,28 +43,6 @@ static uint64_t rd(const uint8_t *p, unsigned n)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
 }
-
-/* Registers and memory for expressions: values derived from the
- * register number and address; some fail, as a walker's may. */
-static bool fake_reg(void *arg, unsigned regno, uint64_t *out)
-{
-	(void)arg;
-	if (regno == 31)
-		return false;
-	*out = 0x7ffc00000000ull + (uint64_t)regno * 0x1000;
-	return true;
-}
-
-static bool fake_mem(void *arg, uint64_t addr, uint64_t *out)
-{
-	(void)arg;
-	if (addr < 0x1000)
-		return false;
-	*out = addr * 0x9e3779b97f4a7c15ull;
-	return true;
-}
-
-static const struct sfb_cfi_eval_ctx eval_ctx = { fake_reg, fake_mem, NULL };
 
 static bool valid_err(int err)
 {
@@ -82,7 +57,7 @@ static void eval_loc(const struct sfb_cfi_section *s, const struct sfb_loc *l, b
 	if (l->off < 0 || (uint64_t)l->off + l->reg > s->frame.len)
 		FAIL("expression rule [%d, +%u) outside .eh_frame", l->off, l->reg);
 	uint64_t v;
-	int err = sfb_cfi_eval(s->frame.p, s->frame.len, (uint32_t)l->off, l->reg, &eval_ctx,
+	int err = sfb_cfi_eval(s->frame.p, s->frame.len, (uint32_t)l->off, l->reg, &fake_ctx,
 			       push_cfa, 0x7ffc00100000ull, &v);
 	if (err != SFB_CFI_OK && err != SFB_CFI_E_EXPR)
 		FAIL("eval -> %d", err);
@@ -187,11 +162,13 @@ static void check_pc(const struct sfb_cfi_section *s, uint64_t pc, bool all_rows
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < HDR_SIZE)
 		return 0;
+	/* Registers that look like stack addresses. */
+	for (unsigned n = 0; n < sizeof fake_regs / sizeof fake_regs[0]; n++)
+		fake_regs[n] = 0x7ffc00000000ull + (uint64_t)n * 0x1000;
 	uint64_t hdr_addr = rd(data, 8), frame_addr = rd(data + 8, 8);
 	uint64_t hdr_len = rd(data + 16, 4);
 	size -= HDR_SIZE;
@@ -237,7 +214,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t off = frame[k] % frame_len, len = frame[k + 1];
 		if (len > frame_len - off)
 			len = (uint32_t)(frame_len - off);
-		err = sfb_cfi_eval(frame, frame_len, off, len, &eval_ctx, k & 1, 0x1000, &v);
+		err = sfb_cfi_eval(frame, frame_len, off, len, &fake_ctx, k & 1, 0x1000, &v);
 		if (err != SFB_CFI_OK && err != SFB_CFI_E_EXPR)
 			FAIL("eval -> %d", err);
 	}
@@ -247,7 +224,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef SFB_FUZZ_MAIN
-#include "fuzz_replay.h"
 #include <elf.h>
 
 /* A seed from an ELF object: see the comment at the top. */
@@ -328,6 +304,6 @@ int main(int argc, char **argv)
 {
 	if (argc >= 4 && !strcmp(argv[1], "-seed"))
 		return make_seed(argv[2], argv[3], argc > 4 ? strtoul(argv[4], NULL, 0) : 8192);
-	return fuzz_replay("fuzz_cfi", argc, argv, 1);
+	return fuzz_replay(argc, argv, 1);
 }
 #endif

@@ -21,12 +21,8 @@
 #include "sframe_decode.h"
 #include "sframe_format.h"
 
-#define FAIL(...)                                                    \
-	do {                                                         \
-		fprintf(stderr, "fuzz_decode: " __VA_ARGS__);        \
-		fprintf(stderr, "\n");                               \
-		abort();                                             \
-	} while (0)
+#define FUZZ_NAME "fuzz_decode"
+#include "fuzz_target.h"
 
 static void check_pc(const struct sfb_section *s, uint64_t pc)
 {
@@ -71,7 +67,6 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *p = malloc(size ? size : 1);
@@ -152,10 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef SFB_FUZZ_MAIN
-#include "fuzz_replay.h"
-
 int main(int argc, char **argv)
 {
-	return fuzz_replay("fuzz_decode", argc, argv, 1);
+	return fuzz_replay(argc, argv, 1);
 }
 #endif

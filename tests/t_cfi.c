@@ -13,6 +13,7 @@
 #include <ucontext.h>
 
 #include "cfi.h"
+#include "cfi_fake.h"
 #include "check.h"
 
 #define HDR_ADDR 0x10000u
@@ -223,28 +224,9 @@ static bool loc_is(struct sfb_loc l, int kind, int deref, int reg, int32_t off)
 
 /* ---- Expressions --------------------------------------------------- */
 
-static uint64_t regs[40];
-static bool fake_reg(void *arg, unsigned n, uint64_t *out)
-{
-	(void)arg;
-	if (n >= 40 || n == 39)
-		return false;
-	*out = regs[n];
-	return true;
-}
-static bool fake_mem(void *arg, uint64_t addr, uint64_t *out)
-{
-	(void)arg;
-	if (addr < 0x1000)
-		return false;
-	*out = addr + 0x1111111100000000ull;
-	return true;
-}
-static const struct sfb_cfi_eval_ctx CX = { fake_reg, fake_mem, NULL };
-
 static int ev(const uint8_t *e, size_t n, uint64_t *out)
 {
-	return sfb_cfi_eval(e, n, 0, (uint32_t)n, &CX, false, 0, out);
+	return sfb_cfi_eval(e, n, 0, (uint32_t)n, &fake_ctx, false, 0, out);
 }
 #define EV(out, ...) \
 	ev((const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }), out)
@@ -252,24 +234,24 @@ static int ev(const uint8_t *e, size_t n, uint64_t *out)
 static void test_eval(void)
 {
 	uint64_t v = 0;
-	regs[7] = 0x7ffe1000;
-	regs[6] = 0x7ffe2000;
+	fake_regs[7] = 0x7ffe1000;
+	fake_regs[6] = 0x7ffe2000;
 	/* The x86-64 PLT's CFA: rsp + 8 + ((rip & 15) >= 11) << 3. */
 	static const uint8_t plt[] = { 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22 };
-	regs[16] = 0x401025; /* 5 bytes into a 16-byte PLT entry */
+	fake_regs[16] = 0x401025; /* 5 bytes into a 16-byte PLT entry */
 	CHECK(ev(plt, sizeof plt, &v) == 0 && v == 0x7ffe1008, "PLT CFA before the push: %#llx",
 	      (unsigned long long)v);
-	regs[16] = 0x40102b; /* 11 bytes in: after the push */
+	fake_regs[16] = 0x40102b; /* 11 bytes in: after the push */
 	CHECK(ev(plt, sizeof plt, &v) == 0 && v == 0x7ffe1010, "PLT CFA after the push: %#llx",
 	      (unsigned long long)v);
 	/* __restore_rt's CFA: *(rsp + 160); DRAP: *(rbp - 8). */
-	CHECK(EV(&v, 0x77, 0xa0, 0x01, 0x06) == 0 && v == 0x7ffe10a0 + 0x1111111100000000ull,
+	CHECK(EV(&v, 0x77, 0xa0, 0x01, 0x06) == 0 && v == 0x7ffe10a0 + FAKE_MEM_BIAS,
 	      "breg7 160; deref");
-	CHECK(EV(&v, 0x76, 0x78, 0x06) == 0 && v == 0x7ffe1ff8 + 0x1111111100000000ull,
+	CHECK(EV(&v, 0x76, 0x78, 0x06) == 0 && v == 0x7ffe1ff8 + FAKE_MEM_BIAS,
 	      "breg6 -8; deref");
 	/* push_cfa: DW_CFA_expression rules start with the CFA. */
 	static const uint8_t add8[] = { 0x23, 8 };
-	CHECK(sfb_cfi_eval(add8, 2, 0, 2, &CX, true, 0x5000, &v) == 0 && v == 0x5008,
+	CHECK(sfb_cfi_eval(add8, 2, 0, 2, &fake_ctx, true, 0x5000, &v) == 0 && v == 0x5008,
 	      "push_cfa; plus_uconst 8");
 	CHECK(EV(&v, 0x92, 16, 0x7f) == 0 && v == 0x40102a, "bregx 16 -1");
 	CHECK(EV(&v, 0x08, 0xff) == 0 && v == 0xff, "const1u");
@@ -319,7 +301,8 @@ static void test_eval(void)
 	CHECK(EV(&v, 0x30, 0x94, 1) == SFB_CFI_E_EXPR, "deref of an unreadable address");
 	CHECK(EV(&v, 0x0a, 0x00, 0x20, 0x94, 2) == 0 && v == 0x2000, "deref_size 2");
 	CHECK(EV(&v, 0x0a, 0x00, 0x20, 0x94, 9) == SFB_CFI_E_EXPR, "deref_size 9");
-	CHECK(EV(&v, 0x92, 39, 0) == SFB_CFI_E_EXPR, "bregx of a register the walker does not know");
+	CHECK(EV(&v, 0x92, FAKE_NO_REG, 0) == SFB_CFI_E_EXPR,
+	      "bregx of a register the walker does not know");
 	CHECK(EV(&v, 0x55) == SFB_CFI_E_EXPR, "DW_OP_reg5 is no value");
 	CHECK(EV(&v, 0xe0) == SFB_CFI_E_EXPR, "unknown operation");
 	CHECK(EV(&v, 0x96) == SFB_CFI_E_EXPR, "empty stack at the end");
@@ -337,9 +320,9 @@ static void test_eval(void)
 	CHECK(ev(deep, sizeof deep, &v) == SFB_CFI_E_EXPR, "%d entries overflow",
 	      SFB_CFI_EXPR_STACK + 1);
 	static const uint8_t e5[] = { 0x35 };
-	CHECK(sfb_cfi_eval(e5, 1, 0, 2, &CX, false, 0, &v) == SFB_CFI_E_EXPR,
+	CHECK(sfb_cfi_eval(e5, 1, 0, 2, &fake_ctx, false, 0, &v) == SFB_CFI_E_EXPR,
 	      "expression past its buffer");
-	CHECK(sfb_cfi_eval(e5, 1, 2, 0, &CX, false, 0, &v) == SFB_CFI_E_EXPR,
+	CHECK(sfb_cfi_eval(e5, 1, 2, 0, &fake_ctx, false, 0, &v) == SFB_CFI_E_EXPR,
 	      "offset past its buffer");
 	CHECK(sfb_cfi_eval(e5, 1, 0, 1, NULL, false, 0, &v) == 0 && v == 5, "no callbacks needed");
 	static const uint8_t b7[] = { 0x77, 0 };
@@ -562,11 +545,11 @@ static void test_cfa(void)
 	CHECK(row_at(PC0 + 2, &t) == 0 &&
 	      loc_is(t.cfa, SFB_LOC_DWARF, 0, sizeof plt, (int32_t)(ins_at + plt_at)),
 	      "def_cfa_expression: offset and length in .eh_frame");
-	regs[7] = 0x7ffe1000;
-	regs[16] = PC0 + 0x0b;
+	fake_regs[7] = 0x7ffe1000;
+	fake_regs[16] = PC0 + 0x0b;
 	uint64_t v = 0;
 	CHECK(load() == 0 && sfb_cfi_lookup(&S, PC0 + 2, 6, &r) == 0 && r.cfa.kind == SFB_LOC_DWARF &&
-	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.cfa.off, r.cfa.reg, &CX, false, 0,
+	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.cfa.off, r.cfa.reg, &fake_ctx, false, 0,
 			   &v) == 0 &&
 	      v == 0x7ffe1010, "the PLT expression evaluated from the row: %#llx",
 	      (unsigned long long)v);
@@ -574,7 +557,7 @@ static void test_cfa(void)
 	      t.reg[3].reg == 2 && t.reg[12].kind == SFB_LOC_DWARF && t.reg[12].deref == 0 &&
 	      t.reg[12].reg == 1, "expression and val_expression rules");
 	CHECK(load() == 0 && sfb_cfi_lookup(&S, PC0 + 3, 6, &r) == 0 && r.nregs == 2 &&
-	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.regs[0].loc.off, r.regs[0].loc.reg, &CX,
+	      sfb_cfi_eval(r.expr, r.expr_len, (uint32_t)r.regs[0].loc.off, r.regs[0].loc.reg, &fake_ctx,
 			   true, 0x5000, &v) == 0 && v == 0x5008,
 	      "DW_CFA_expression evaluated with the CFA pushed");
 	CHECK(row_at(PC0 + 4, &t) == 0 && loc_is(t.cfa, SFB_LOC_EXPR, 0, 6, 24),

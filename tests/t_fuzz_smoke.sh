@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs each decoder's fuzz target, built without libFuzzer through its own
-# main (tests/fuzz_replay.h), once over every seed of its corpus: the
+# main (tests/fuzz_target.h), once over every seed of its corpus: the
 # SFrame decoder (tests/fuzz_decode.c: each seed loaded from an exact-size
 # buffer and its lookups cross-checked against the slow reference) over
 # tests/fuzz-corpus/, the .eh_frame decoder (tests/fuzz_cfi.c) over

@@ -46,6 +46,8 @@
 
 #include "backtrace.h"
 #include "check.h"
+#include "loaded_object.h"
+#include "sig_install.h"
 #include "uc_regs.h"
 
 #if defined(__aarch64__)
@@ -549,21 +551,33 @@ void on_trap(int sig, siginfo_t *si, void *ucv)
 #endif
 }
 
-static void test_nested(void)
+/* A trap (TRAP_ASM, trap_code) raises SIGTRAP (brk, int3) or SIGILL
+ * (s390x's invalid opcode): fn handles both until traps_restore() puts
+ * back the handlers they had. */
+static struct sigaction old_trap, old_ill;
+
+static void traps_to(void (*fn)(int, siginfo_t *, void *))
 {
-	struct sigaction sa = { 0 }, old_trap, old_ill;
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO;
+	struct sigaction sa = { .sa_sigaction = fn, .sa_flags = SA_SIGINFO };
 	sigaction(SIGTRAP, &sa, &old_trap);
 	sigaction(SIGILL, &sa, &old_ill);
-	sa.sa_sigaction = on_segv;
-	sigaction(SIGSEGV, &sa, NULL);
+}
+
+static void traps_restore(void)
+{
+	sigaction(SIGTRAP, &old_trap, NULL);
+	sigaction(SIGILL, &old_ill, NULL);
+}
+
+static void test_nested(void)
+{
+	traps_to(on_trap);
+	sig_install(SIGSEGV, on_segv, 0);
 	fault_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	action = action_trap;
 	drive(9);
 	action = NULL;
-	sigaction(SIGTRAP, &old_trap, NULL);
-	sigaction(SIGILL, &old_ill, NULL);
+	traps_restore();
 	signal(SIGSEGV, SIG_DFL);
 	munmap(fault_page, 4096);
 	/* on_segv, trampoline, fault_fn, on_trap, trampoline, action_trap, chain */
@@ -816,11 +830,7 @@ static void run_sort(void)
 
 static void test_every_insn(void)
 {
-	struct sigaction sa = { 0 }, old_trap, old_ill;
-	sa.sa_sigaction = on_bp;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGTRAP, &sa, &old_trap);
-	sigaction(SIGILL, &sa, &old_ill);
+	traps_to(on_bp);
 	struct tally t = { 0 };
 	action = action_plain;
 	for (int k = 0; k < NCHAIN; k++)
@@ -885,8 +895,7 @@ static void test_every_insn(void)
 		      "right, %d stopped with a reason, %d wrong (%d never executed)",
 		      c.checked, c.right, c.stopped, c.wrong, c.unreached);
 	}
-	sigaction(SIGTRAP, &old_trap, NULL);
-	sigaction(SIGILL, &old_ill, NULL);
+	traps_restore();
 }
 #else
 static void test_every_insn(void)
@@ -954,39 +963,6 @@ static int load_outer(const char *path, uintptr_t base, struct outer *o)
 	return o->n;
 }
 
-struct phdr_q {
-	uintptr_t addr, lo, hi, base;
-	bool found;
-};
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct phdr_q *q = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (q->addr >= lo && q->addr < hi) {
-		q->lo = lo, q->hi = hi, q->base = info->dlpi_addr, q->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-static bool object_of(void *addr, struct phdr_q *q)
-{
-	*q = (struct phdr_q){ .addr = (uintptr_t)addr };
-	dl_iterate_phdr(phdr_cb, q);
-	return q->found;
-}
 
 /* frames[at..n): libc's __libc_start_main frames (any libc frames, one
  * of them in __libc_start_main), then _start last, stopped outermost. */
@@ -1354,20 +1330,21 @@ static void test_libc_plt(void)
  * of libc and of this program. */
 static bool libc_setup(const char *libc_outer_path, const char *prog_outer_path)
 {
-	struct phdr_q q;
+	struct loaded_object q;
 	Dl_info info;
 	extern char _start[];
 	start_addr = (uintptr_t)_start;
-	bool ok = object_of((void *)qsort, &q) && dladdr((void *)qsort, &info) &&
+	bool ok = loaded_object_of((void *)qsort, &q) && dladdr((void *)qsort, &info) &&
 		  strstr(info.dli_fname, "libc.so");
 	if (ok) {
 		libc_lo = q.lo, libc_hi = q.hi;
-		ok = load_outer(libc_outer_path, q.base, &libc_outer) > 0 &&
-		     section_range(info.dli_fname, q.base, ".plt", &plt_lo, &plt_hi);
+		ok = load_outer(libc_outer_path, q.bias, &libc_outer) > 0 &&
+		     section_range(info.dli_fname, q.bias, ".plt", &plt_lo, &plt_hi);
 	}
 	CHECK(ok, "libc: its range, its .plt, and its outermost FDEs from %s (%d)",
 	      libc_outer_path, libc_outer.n);
-	bool pok = object_of(_start, &q) && load_outer(prog_outer_path, q.base, &prog_outer) > 0;
+	bool pok = loaded_object_of(_start, &q) &&
+		   load_outer(prog_outer_path, q.bias, &prog_outer) > 0;
 	bool has_start = false;
 	for (int i = 0; i < prog_outer.n; i++)
 		has_start |= prog_outer.lo[i] == start_addr;
@@ -1446,10 +1423,7 @@ int main(int argc, char **argv)
 		if (fxh)
 			*(void **)&fx_run_all = dlsym(fxh, "fx_lib_run_all");
 	}
-	struct sigaction sa = { 0 };
-	sa.sa_sigaction = on_usr1;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
+	sig_install(SIGUSR1, on_usr1, SA_RESTART);
 
 #if defined(__ARM_FEATURE_PAC_DEFAULT)
 	/* Signatures are real (qemu -cpu max), or the PAC builds test nothing:

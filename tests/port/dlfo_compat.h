@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../loaded_object.h"
+
 #ifndef DLFO_STRUCT_HAS_EH_DBASE
 struct dl_find_object {
 	unsigned long long dlfo_flags;
@@ -20,49 +22,16 @@ struct dl_find_object {
 	void *dlfo_eh_frame;
 };
 
-struct compat_query {
-	uintptr_t addr;
-	struct dl_find_object *r;
-	int found;
-};
-
-static int compat_one(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct compat_query *q = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD)
-			continue;
-		if (p->p_vaddr < lo)
-			lo = p->p_vaddr;
-		if (p->p_vaddr + p->p_memsz > hi)
-			hi = p->p_vaddr + p->p_memsz;
-	}
-	if (lo >= hi)
-		return 0;
-	lo = info->dlpi_addr + (lo & ~(uintptr_t)4095);
-	hi += info->dlpi_addr;
-	if (q->addr < lo || q->addr >= hi)
-		return 0;
-	q->r->dlfo_flags = 0;
-	q->r->dlfo_map_start = (void *)lo;
-	q->r->dlfo_map_end = (void *)hi;
-	q->r->dlfo_link_map = NULL;
-	for (struct link_map *lm = _r_debug.r_map; lm; lm = lm->l_next)
-		if (lm->l_addr == info->dlpi_addr && lm->l_name == info->dlpi_name)
-			q->r->dlfo_link_map = lm;
-	q->r->dlfo_eh_frame = NULL;
-	q->found = 1;
-	return 1;
-}
-
 __attribute__((unused)) static int compat_dl_find_object(void *addr, struct dl_find_object *r)
 {
-	struct compat_query q = { (uintptr_t)addr, r, 0 };
-	dl_iterate_phdr(compat_one, &q);
-	return q.found ? 0 : -1;
+	struct loaded_object o;
+	if (!loaded_object_of(addr, &o))
+		return -1;
+	*r = (struct dl_find_object){ .dlfo_map_start = (void *)o.lo, .dlfo_map_end = (void *)o.hi };
+	for (struct link_map *lm = _r_debug.r_map; lm; lm = lm->l_next)
+		if (lm->l_addr == o.bias && lm->l_name == o.name)
+			r->dlfo_link_map = lm;
+	return 0;
 }
 #define _dl_find_object compat_dl_find_object
 

@@ -565,6 +565,24 @@ static void add_row(int kind, int build)
 	}
 }
 
+/* Did every method return what it should in every timed batch? */
+static bool rows_all_good(void)
+{
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].bad)
+			return false;
+	return true;
+}
+
+/* Did sframebt allocate nothing in any of its rows' timed batches? */
+static bool sfb_rows_alloc_free(void)
+{
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].kind == MK_SFB && rows[i].allocs)
+			return false;
+	return true;
+}
+
 /* The rows every timing mode compares: the FP walk and sframebt on the FP
  * build, then sframebt, libunwind and glibc on each SFrame build. */
 static void add_method_rows(void)
@@ -870,10 +888,6 @@ static int mode_time(void)
 	       "judged on these paired ratios.\n\n", ROUNDS);
 	printf("| sframebt build | d | sframebt / FP | unw / sframebt | glibc / sframebt |\n");
 	printf("|---|---:|---:|---:|---:|\n");
-	bool any_bad = false;
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].bad)
-			any_bad = true;
 	for (int i = 0; i < N_WARM_BUILDS; i++) {
 		int b = warm_builds[i];
 		struct row *s = find_row(MK_SFB, b), *u = find_row(MK_UNW, b),
@@ -903,14 +917,11 @@ static int mode_time(void)
 		       builds[b].label, r_glibc[2], r_glibc[1], r_glibc[0]);
 	}
 	printf("\n");
-	bool zero_alloc = true;
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].kind == MK_SFB && rows[i].allocs)
-			zero_alloc = false;
-	target(zero_alloc, "zero allocations per sframebt backtrace after warm-up "
-			   "(malloc-family interposer, all timed batches)");
-	target(!any_bad, "every method returned exactly `depth` frames with the expected PCs "
-			 "in every timed batch");
+	target(sfb_rows_alloc_free(),
+	       "zero allocations per sframebt backtrace after warm-up (malloc-family interposer, "
+	       "all timed batches)");
+	target(rows_all_good(), "every method returned exactly `depth` frames with the expected "
+				"PCs in every timed batch");
 	print_targets();
 	return 0;
 }
@@ -1100,28 +1111,22 @@ static void prof_handler(int sig, siginfo_t *si, void *uc)
 		sl->n++;
 	} else {
 		unsigned long a0 = allocs_now();
-		int n;
+		int n, size = ak_nat(sl->kind) ? NAT_SIZE : ASYNC_SIZE;
 		uint64_t t0 = tsc_begin();
 		switch (sl->kind) {
 		case AK_SFB:
 		case AK_SFB_KEPT:
-			n = sframe_backtrace_ucontext(uc, buf, ASYNC_SIZE);
-			break;
-		case AK_UNW:
-			n = unw_from_uc(uc, buf, ASYNC_SIZE);
-			break;
-		case AK_FP:
-			n = fp_from_uc(uc, buf, ASYNC_SIZE);
-			break;
 		case AK_SFB_NAT:
 		case AK_SFB_KEPT_NAT:
-			n = sframe_backtrace_ucontext(uc, buf, NAT_SIZE);
+			n = sframe_backtrace_ucontext(uc, buf, size);
 			break;
+		case AK_UNW:
 		case AK_UNW_NAT:
-			n = unw_from_uc(uc, buf, NAT_SIZE);
+			n = unw_from_uc(uc, buf, size);
 			break;
+		case AK_FP:
 		case AK_FP_NAT:
-			n = fp_from_uc(uc, buf, NAT_SIZE);
+			n = fp_from_uc(uc, buf, size);
 			break;
 		default:
 			n = ASYNC_SIZE;
@@ -2410,10 +2415,6 @@ static void nat_warm(void)
 	printf("| sframebt build | frames | sframebt / FP per frame | sframebt / FP per call | "
 	       "unw / sframebt | glibc / sframebt | ns a frame past the chain |\n"
 	       "|---|---:|---:|---:|---:|---:|---:|\n");
-	bool any_bad = false;
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].bad)
-			any_bad = true;
 	for (int i = 0; i < N_NAT_BUILDS; i++) {
 		int b = nat_builds[i];
 		struct row *s = find_nat_row(MK_SFB, b, true), *u = find_nat_row(MK_UNW, b, true),
@@ -2473,13 +2474,10 @@ static void nat_warm(void)
 		       paired_ratio(th[MK_UNW], th[MK_SFB], NAT_DI),
 		       paired_ratio(th[MK_GLIBC], th[MK_SFB], NAT_DI));
 	printf("\n");
-	bool zero_alloc = true;
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].kind == MK_SFB && rows[i].allocs)
-			zero_alloc = false;
-	target(zero_alloc, "zero allocations per sframebt natural-end walk after warm-up "
-			   "(malloc-family interposer, all timed batches)");
-	target(!any_bad && probe.st.stop == SFRAME_BT_STOP_OUTERMOST,
+	target(sfb_rows_alloc_free(),
+	       "zero allocations per sframebt natural-end walk after warm-up (malloc-family interposer, "
+	       "all timed batches)");
+	target(rows_all_good() && probe.st.stop == SFRAME_BT_STOP_OUTERMOST,
 	       "every natural-end walk returned the reference trace (the frame-pointer walk "
 	       "its prefix) in every timed batch, and sframebt's walk stops \"outermost\"");
 	print_targets();

@@ -733,14 +733,6 @@ static void test_augmentations(void)
 	c = cie(1, "zPR", 1, -8, 16, INS(0x01, 0x80, 0x01, 0x1b), INS(0x0c, 7, 8));
 	fde(c, PC0, 0x20, NONE);
 	CHECK(row_at(PC0 + 4, &t) == 0, "personality uleb128");
-	reset();
-	c = cie(1, "zPR", 1, -8, 16, INS(0x50, 0, 0, 0, 0, 0x1b), INS(0x0c, 7, 8));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "personality aligned: bad CIE");
-	reset();
-	c = cie(1, "zPR", 1, -8, 16, INS(0x03, 0, 0), INS(0x0c, 7, 8));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "personality past the augmentation data");
 	/* S, G, and an unknown letter skipped by the augmentation length. */
 	reset();
 	c = cie(1, "zRSG", 1, -8, 16, INS(0x1b), INS(0x0c, 7, 8, 0x90, 1));
@@ -752,18 +744,6 @@ static void test_augmentations(void)
 	c = cie(1, "zRX", 1, -8, 16, INS(0x1b, 0xee, 0xee), INS(0x0c, 7, 8));
 	fde(c, PC0, 0x20, INS(0x44, 0x0e, 16));
 	CHECK(row_at(PC0 + 4, &t) == 0 && t.cfa.off == 16, "unknown letter after 'z': skipped");
-	reset();
-	c = cie(1, "eh", 1, -8, 16, NONE, INS(0x0c, 7, 8));
-	fde_aug(c, PC0, 0x20, 0x00, NULL, -1, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "'eh': rejected");
-	reset();
-	c = cie(1, "S", 1, -8, 16, NONE, INS(0x0c, 7, 8));
-	fde_aug(c, PC0, 0x20, 0x00, NULL, -1, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "augmentation without 'z': rejected");
-	reset();
-	c = cie(1, "zRRRRRRRR", 1, -8, 16, INS(0x1b), INS(0x0c, 7, 8));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "augmentation string too long");
 	/* CIE versions. */
 	reset();
 	c = cie(4, "zR", 1, -8, 16, INS(0x1b), INS(0x0c, 7, 8, 0x90, 1));
@@ -771,28 +751,52 @@ static void test_augmentations(void)
 	CHECK(row_at(PC0 + 4, &t) == 0 && t.cfa.off == 16 && AT(t, 16, -8), "CIE version 4");
 	F[c + 4 + 4 + 1 + 3] = 4; /* address size 4 */
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "CIE version 4 with 4-byte addresses");
-	reset();
-	c = cie(2, "zR", 1, -8, 16, INS(0x1b), INS(0x0c, 7, 8));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "CIE version 2");
-	reset();
-	c = cie(3, "zR", 1, -8, 40, INS(0x1b), INS(0x0c, 7, 8));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_REGISTER, "RA column 40");
-	reset();
-	c = cie(1, "zR", 0, -8, 16, INS(0x1b), INS(0x0c, 7, 8));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_CIE, "code alignment 0");
-	reset();
-	c = cie(1, "zR", 1, -8, 16, INS(0x1b), INS(0x0c, 7, 8, 0x41));
-	fde(c, PC0, 0x20, NONE);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_OPCODE, "advance_loc in a CIE");
 	/* A CIE's remember_state carries into the FDE; restore in a CIE. */
 	reset();
 	c = cie(1, "zR", 1, -8, 16, INS(0x1b), INS(0x0c, 7, 8, 0x83, 2, 0x0a, 0xc3));
 	fde(c, PC0, 0x20, INS(0x41, 0x0b));
 	CHECK(row_at(PC0, &t) == 0 && t.reg[3].kind == SFB_LOC_SAME && row_at(PC0 + 1, &t) == 0 &&
 	      AT(t, 3, -16), "remember_state and restore in a CIE");
+
+	/* CIEs refused, each with an FDE as it asks for (without 'z': no
+	 * augmentation, absolute pointers). */
+	const struct {
+		int version;
+		const char *aug;
+		uint64_t caf;
+		unsigned ra;
+		const uint8_t *augdata;
+		size_t auglen;
+		const uint8_t *ins;
+		size_t n;
+		int err;
+		const char *what;
+	} bad_cie[] = {
+		{ 1, "zPR", 1, 16, INS(0x50, 0, 0, 0, 0, 0x1b), INS(0x0c, 7, 8), SFB_CFI_E_CIE,
+		  "personality aligned: bad CIE" },
+		{ 1, "zPR", 1, 16, INS(0x03, 0, 0), INS(0x0c, 7, 8), SFB_CFI_E_CIE,
+		  "personality past the augmentation data" },
+		{ 1, "eh", 1, 16, NONE, INS(0x0c, 7, 8), SFB_CFI_E_CIE, "'eh': rejected" },
+		{ 1, "S", 1, 16, NONE, INS(0x0c, 7, 8), SFB_CFI_E_CIE,
+		  "augmentation without 'z': rejected" },
+		{ 1, "zRRRRRRRR", 1, 16, INS(0x1b), INS(0x0c, 7, 8), SFB_CFI_E_CIE,
+		  "augmentation string too long" },
+		{ 2, "zR", 1, 16, INS(0x1b), INS(0x0c, 7, 8), SFB_CFI_E_CIE, "CIE version 2" },
+		{ 3, "zR", 1, 40, INS(0x1b), INS(0x0c, 7, 8), SFB_CFI_E_REGISTER, "RA column 40" },
+		{ 1, "zR", 0, 16, INS(0x1b), INS(0x0c, 7, 8), SFB_CFI_E_CIE, "code alignment 0" },
+		{ 1, "zR", 1, 16, INS(0x1b), INS(0x0c, 7, 8, 0x41), SFB_CFI_E_OPCODE,
+		  "advance_loc in a CIE" },
+	};
+	for (size_t i = 0; i < sizeof bad_cie / sizeof bad_cie[0]; i++) {
+		reset();
+		c = cie(bad_cie[i].version, bad_cie[i].aug, bad_cie[i].caf, -8, bad_cie[i].ra,
+			bad_cie[i].augdata, bad_cie[i].auglen, bad_cie[i].ins, bad_cie[i].n);
+		if (bad_cie[i].aug[0] == 'z')
+			fde(c, PC0, 0x20, NONE);
+		else
+			fde_aug(c, PC0, 0x20, 0x00, NULL, -1, NONE);
+		CHECK(row_at(PC0, &t) == bad_cie[i].err, "%s", bad_cie[i].what);
+	}
 }
 
 static void test_lengths(void)
@@ -896,22 +900,25 @@ static void test_malformed(void)
 	fde(c, PC0, 0x20, NONE);
 	fde(c, PC0 + 0x100, 0x20, NONE);
 	CHECK(load() == 0, "a good image loads");
-	hdr_version = 2;
-	CHECK(load() == SFB_CFI_E_HDR, "hdr version 2");
-	hdr_version = 1;
-	hdr_table_enc = 0x03;
-	CHECK(load() == SFB_CFI_E_NO_TABLE, "table encoding udata4: not searchable");
-	hdr_table_enc = 0xff;
-	CHECK(load() == SFB_CFI_E_NO_TABLE, "no table");
-	hdr_table_enc = 0x3b;
-	hdr_count_enc = 0xff;
-	CHECK(load() == SFB_CFI_E_NO_TABLE, "no FDE count");
-	hdr_count_enc = 0x13;
-	CHECK(load() == SFB_CFI_E_HDR, "pc-relative FDE count");
-	hdr_count_enc = 0x03;
-	hdr_eptr_enc = 0x9b;
-	CHECK(load() == SFB_CFI_E_HDR, "indirect .eh_frame pointer");
-	hdr_eptr_enc = 0x1b;
+	const struct {
+		uint8_t *field; /* one byte of the header, set to v */
+		uint8_t v;
+		int err;
+		const char *what;
+	} bad_hdr[] = {
+		{ &hdr_version, 2, SFB_CFI_E_HDR, "hdr version 2" },
+		{ &hdr_table_enc, 0x03, SFB_CFI_E_NO_TABLE, "table encoding udata4: not searchable" },
+		{ &hdr_table_enc, 0xff, SFB_CFI_E_NO_TABLE, "no table" },
+		{ &hdr_count_enc, 0xff, SFB_CFI_E_NO_TABLE, "no FDE count" },
+		{ &hdr_count_enc, 0x13, SFB_CFI_E_HDR, "pc-relative FDE count" },
+		{ &hdr_eptr_enc, 0x9b, SFB_CFI_E_HDR, "indirect .eh_frame pointer" },
+	};
+	for (size_t i = 0; i < sizeof bad_hdr / sizeof bad_hdr[0]; i++) {
+		uint8_t good = *bad_hdr[i].field;
+		*bad_hdr[i].field = bad_hdr[i].v;
+		CHECK(load() == bad_hdr[i].err, "%s", bad_hdr[i].what);
+		*bad_hdr[i].field = good;
+	}
 	hdr_count_delta = 1;
 	CHECK(load() == SFB_CFI_E_HDR, "table shorter than its count");
 	hdr_count_delta = 0;
@@ -941,41 +948,38 @@ static void test_malformed(void)
 	CHECK(load() == 0 && S.fde_count == 0 && row_at(PC0, &t) == SFB_CFI_E_NOT_FOUND,
 	      "empty table: loads, finds nothing");
 
-	/* Entries. */
+	/* Entries: a CIE and one FDE, at c and f, with one word patched. */
 	reset();
 	c = std_cie();
 	f = fde(c, PC0, 0x20, NONE);
-	memcpy(F + f, &(uint32_t){ 0x100 }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_TRUNCATED, "FDE length past the end");
-	memcpy(F + f, &(uint32_t){ 0xfffffff0 }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_TRUNCATED, "huge FDE length");
-	memcpy(F + f, &(uint32_t){ 0 }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_FDE, "zero terminator where the FDE should be");
-	reset();
-	c = std_cie();
-	f = fde(c, PC0, 0x20, NONE);
-	memcpy(F + f + 4, &(uint32_t){ (uint32_t)(f + 4 + 1) }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_FDE, "CIE pointer before .eh_frame");
-	memcpy(F + f + 4, &(uint32_t){ 0 }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_FDE, "table entry points at a CIE");
+	const struct {
+		size_t at;
+		uint32_t v;
+		int err;
+		const char *what;
+	} bad_entry[] = {
+		{ f, 0x100, SFB_CFI_E_TRUNCATED, "FDE length past the end" },
+		{ f, 0xfffffff0, SFB_CFI_E_TRUNCATED, "huge FDE length" },
+		{ f, 0, SFB_CFI_E_FDE, "zero terminator where the FDE should be" },
+		{ f + 4, (uint32_t)(f + 4 + 1), SFB_CFI_E_FDE, "CIE pointer before .eh_frame" },
+		{ f + 4, 0, SFB_CFI_E_FDE, "table entry points at a CIE" },
+		{ c, 0x1000, SFB_CFI_E_TRUNCATED, "CIE length past the end" },
+		{ c, 0, SFB_CFI_E_FDE, "CIE pointer at a terminator" },
+		/* pc_begin no longer the table's */
+		{ f + 8, (uint32_t)-0x7ffffff0, SFB_CFI_E_NOT_FOUND, "FDE not covering the table's PC" },
+	};
+	for (size_t i = 0; i < sizeof bad_entry / sizeof bad_entry[0]; i++) {
+		reset();
+		fde(std_cie(), PC0, 0x20, NONE); /* at c and f again */
+		memcpy(F + bad_entry[i].at, &bad_entry[i].v, 4);
+		CHECK(row_at(PC0, &t) == bad_entry[i].err, "%s", bad_entry[i].what);
+	}
 	reset();
 	c = std_cie();
 	size_t f1 = fde(c, PC0, 0x20, NONE);
 	f = fde(c, PC0 + 0x40, 0x20, NONE);
 	memcpy(F + f + 4, &(uint32_t){ (uint32_t)(f + 4 - f1) }, 4);
 	CHECK(row_at(PC0 + 0x40, &t) == SFB_CFI_E_FDE, "CIE pointer at another FDE");
-	reset();
-	c = std_cie();
-	f = fde(c, PC0, 0x20, NONE);
-	memcpy(F + c, &(uint32_t){ 0x1000 }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_TRUNCATED, "CIE length past the end");
-	memcpy(F + c, &(uint32_t){ 0 }, 4);
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_FDE, "CIE pointer at a terminator");
-	reset();
-	c = std_cie();
-	f = fde(c, PC0, 0x20, NONE);
-	memcpy(F + f + 8, &(int32_t){ -0x7ffffff0 }, 4); /* pc_begin no longer the table's */
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_NOT_FOUND, "FDE not covering the table's PC");
 	reset();
 	c = cie(1, "zR", 1, -8, 16, INS(0x00), INS(0x0c, 7, 8));
 	fde_aug(c, 0xfffffffffffffff0ull, 0x20, 0x00, NULL, 0, NONE);
@@ -987,40 +991,32 @@ static void test_malformed(void)
 	F[f + 16] = 40; /* the augmentation length */
 	CHECK(row_at(PC0, &t) == SFB_CFI_E_FDE, "FDE augmentation longer than the FDE");
 
-	/* Instructions. */
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x3f));
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_OPCODE, "unknown opcode 0x3f");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x2c));
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_OPCODE, "unsupported opcode 0x2c");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20,
-	    INS(0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01));
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_LEB, "11-byte ULEB128");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02));
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_LEB, "ULEB128 past 64 bits");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x13, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f));
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_REGISTER, "10-byte SLEB128 -2^63: offset overflow");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x0e, 0x80));
-	CHECK(row_at(PC0, &t) == SFB_CFI_E_TRUNCATED, "ULEB128 cut by the FDE's end");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x04, 1, 2));
-	CHECK(row_at(PC0 + 0x10, &t) == SFB_CFI_E_TRUNCATED, "advance_loc4 cut by the FDE's end");
-	reset();
-	c = std_cie();
-	fde(c, PC0, 0x20, INS(0x1d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff));
-	CHECK(row_at(PC0 + 0x10, &t) == SFB_CFI_E_FDE, "advance wrapping the address space");
+	/* Instructions: an FDE of these, its row at PC0 + at. */
+	const struct {
+		const uint8_t *ins;
+		size_t n;
+		uint64_t at;
+		int err;
+		const char *what;
+	} bad_ins[] = {
+		{ INS(0x3f), 0, SFB_CFI_E_OPCODE, "unknown opcode 0x3f" },
+		{ INS(0x2c), 0, SFB_CFI_E_OPCODE, "unsupported opcode 0x2c" },
+		{ INS(0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01), 0,
+		  SFB_CFI_E_LEB, "11-byte ULEB128" },
+		{ INS(0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02), 0,
+		  SFB_CFI_E_LEB, "ULEB128 past 64 bits" },
+		{ INS(0x13, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f), 0,
+		  SFB_CFI_E_REGISTER, "10-byte SLEB128 -2^63: offset overflow" },
+		{ INS(0x0e, 0x80), 0, SFB_CFI_E_TRUNCATED, "ULEB128 cut by the FDE's end" },
+		{ INS(0x04, 1, 2), 0x10, SFB_CFI_E_TRUNCATED, "advance_loc4 cut by the FDE's end" },
+		{ INS(0x1d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), 0x10, SFB_CFI_E_FDE,
+		  "advance wrapping the address space" },
+	};
+	for (size_t i = 0; i < sizeof bad_ins / sizeof bad_ins[0]; i++) {
+		reset();
+		fde(std_cie(), PC0, 0x20, bad_ins[i].ins, bad_ins[i].n);
+		CHECK(row_at(PC0 + bad_ins[i].at, &t) == bad_ins[i].err, "%s", bad_ins[i].what);
+	}
 	static uint8_t nops[SFB_CFI_MAX_OPS + 8];
 	reset();
 	c = std_cie();

@@ -4,6 +4,7 @@
 
 #include "backtrace.h"
 #include "entry.h"
+#include "names.h"
 #include "objcache.h"
 #include "walk.h"
 
@@ -31,9 +32,7 @@ const char *sframe_bt_stop_name(int stop)
 		[SFRAME_BT_STOP_CACHE_FULL] = "cache-full",
 		[SFRAME_BT_STOP_BAD_EH_FRAME] = "bad-eh-frame",
 	};
-	if (stop < 0 || (unsigned)stop >= sizeof names / sizeof names[0] || !names[stop])
-		return "unknown";
-	return names[stop];
+	return SFB_NAME_OF(names, stop);
 }
 
 /* The caller's registers, from this function's own frame (the library is

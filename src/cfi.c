@@ -7,6 +7,7 @@
  * CIE's initial instructions then the FDE's up to the PC.  Every read goes
  * through sfb_get() (bytes.h), bounded by the entry being parsed. */
 #include "cfi.h"
+#include "names.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -54,9 +55,7 @@ const char *sfb_cfi_err_name(int err)
 		[SFB_CFI_E_EXPR] = "bad-expression",
 		[SFB_CFI_E_LEB] = "bad-leb128",
 	};
-	if (err < 0 || (unsigned)err >= sizeof names / sizeof names[0] || !names[err])
-		return "unknown";
-	return names[err];
+	return SFB_NAME_OF(names, err);
 }
 
 /* ---- Checked reads ------------------------------------------------------ */

@@ -6,6 +6,7 @@
  * that loads can be looked up without further error paths.  All reads go
  * through sfb_get() (bytes.h), which bounds-checks against the section. */
 #include "sframe_decode.h"
+#include "names.h"
 #include "sframe_format.h"
 
 #include <stdbool.h>
@@ -38,9 +39,7 @@ const char *sfb_err_name(int err)
 		[SFB_E_TOO_BIG] = "too-big",
 		[SFB_E_NOT_FOUND] = "not-found",
 	};
-	if (err < 0 || (unsigned)err >= sizeof names / sizeof names[0] || !names[err])
-		return "unknown";
-	return names[err];
+	return SFB_NAME_OF(names, err);
 }
 
 int sfb_abi_sp_reg(uint8_t abi)

@@ -37,10 +37,10 @@ extern const uint8_t sfb_arch_abi;
  * where the ABI has one: CFA = FP + SFB_FP_CFA_OFFSET, RA and FP saved
  * at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET; SFB_FP_CFA_EXACT
  * if that CFA gives the caller's SP exactly.  SFB_ARCH_PAC,
- * SFB_ARCH_FIXES_TOPMOST, SFB_ARCH_BARE_PLT: whether the architecture
- * needs sfb_arch_strip_pac(), sfb_arch_fix_topmost_row() and
- * sfb_arch_in_plt_stub() (below); one that does not gets the inline no-op
- * written here, which the walker's calls compile away to. */
+ * SFB_ARCH_FIXES_TOPMOST: whether the architecture needs
+ * sfb_arch_strip_pac() and sfb_arch_fix_topmost_row() (below); one that
+ * does not gets the inline no-op written here, which the walker's calls
+ * compile away to. */
 #if defined(__x86_64__)
 #define SFB_DWARF_SP 7
 #define SFB_DWARF_FP 6
@@ -60,7 +60,6 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_INSN_ALIGN 1
 #define SFB_ARCH_PAC 0
 #define SFB_ARCH_FIXES_TOPMOST 1 /* .plt.got stubs (arch_x86_64.c) */
-#define SFB_ARCH_BARE_PLT 0 /* ld describes every PLT */
 #define SFB_FP_CFA_EXACT 1 /* the rule's CFA is the caller's SP */
 #define SFB_FP_CFA_OFFSET 16
 #define SFB_FP_RA_OFFSET (-8)
@@ -78,7 +77,6 @@ extern const uint8_t sfb_arch_abi;
 /* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
 #define SFB_ARCH_FIXES_TOPMOST 0
-#define SFB_ARCH_BARE_PLT 1
 /* The frame record x29 points at: {x29, x30}.  The record need not sit at
  * the top of the frame, so the CFA this gives may lie below the real one:
  * only a lower bound of the caller's SP, after which a row based on SP
@@ -104,7 +102,6 @@ extern const uint8_t sfb_arch_abi;
 #define SFB_INSN_ALIGN 2
 #define SFB_ARCH_PAC 0
 #define SFB_ARCH_FIXES_TOPMOST 0
-#define SFB_ARCH_BARE_PLT 1
 /* r11 is a frame pointer only by convention, with no record of the
  * caller's FP and RA at a fixed place: no frame-pointer rule. */
 #define SFB_FP_RULE 0
@@ -180,15 +177,7 @@ void sfb_arch_caller_regs(const void *frame, const void *cfa, const void *ra,
  * CFI for .plt on AArch64 and s390x)?  Such a stub touches neither SP nor
  * the link register, so at the topmost frame the CFA is the function
  * entry's (SFB_ENTRY_CFA) and the RA still in its register (walk.c). */
-#if SFB_ARCH_BARE_PLT
 bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi);
-#else
-static inline bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi)
-{
-	(void)pc, (void)code_lo, (void)code_hi;
-	return false;
-}
-#endif
 
 /* Correct a row that toolchains are known to get wrong at the topmost
  * frame (x86-64: PLT stubs that have not pushed anything yet). */

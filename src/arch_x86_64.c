@@ -59,6 +59,13 @@ uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp)
 	return sp + offsetof(ucontext_t, uc_mcontext.gregs);
 }
 
+/* ld describes every x86-64 PLT (.eh_frame and .sframe). */
+bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	(void)pc, (void)lo, (void)hi;
+	return false;
+}
+
 /* ld describes a .plt.got stub (a lone `jmp *sym@GOT(%rip)`) with a PCMASK
  * row saying CFA = sp+16, but the stub runs with only the return address
  * pushed.  Any PLT stub about to execute its indirect jump has pushed

@@ -1,26 +1,27 @@
-/* Async-signal-safe symbolization: PC -> object, function, offsets.
+/* Async-signal-safe symbolization: PC -> object, function, offsets
+ * (docs/DESIGN.md, "Symbols": where names come from, in which order).
  *
  * This runs in signal handlers, often while the process is crashing, so it
- * uses no malloc, no stdio, no locks and no static mutable state; the only
- * memory is the caller's scratch buffer and the stack.  Objects are found
- * with sfb_discover() (discover.h: lock-free and async-signal-safe).  Names
- * come from the object's in-memory .dynsym, then from the .symtab of its
- * file, read with pread() into the scratch buffer.  File contents are
- * untrusted: every offset and size is bounds-checked and the work is
- * capped.  In-memory tables are checked against the object's loaded
- * segments, because a crashing process may have corrupted them.
- */
+ * uses no malloc, no stdio, no locks, and no static mutable state but the
+ * debug directory a constructor publishes once; the only other memory is
+ * the caller's scratch buffer and the stack.  File contents are untrusted:
+ * every offset and size is bounds-checked and the work is capped.
+ * In-memory tables are checked against the object's loaded segments,
+ * because a crashing process may have corrupted them. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backtrace.h"
+#include "bytes.h"
 #include "discover.h"
 #include "elf_phdrs.h"
 #include "entry.h"
@@ -296,50 +297,66 @@ static int read_shdr(int fd, const Elf64_Ehdr *eh, uint64_t i, Elf64_Shdr *sh)
 	       (ssize_t)sizeof *sh;
 }
 
-static void scan_symtab(const struct obj *o, int fd, uint64_t target,
-			struct best *b, char *work, size_t wsize)
+/* The file's ELF header, if it is one this host can read, and its number
+ * of section headers (capped). */
+static int read_ehdr(int fd, Elf64_Ehdr *eh, uint64_t *shnum)
 {
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh, str;
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != HOST_DATA ||
-	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0 ||
-	    eh.e_shoff > INT64_MAX - (uint64_t)MAX_SECTIONS * sizeof sh)
-		return;
-	/* The path may now name another file (a package upgrade replaced
-	 * it): use its symbols only if its header is the loaded one. */
-	if (o->ehdr && memcmp(o->ehdr, &eh, sizeof eh) != 0)
-		return;
-	uint64_t shnum = eh.e_shnum;
-	if (shnum == 0 && read_shdr(fd, &eh, 0, &sh))
-		shnum = sh.sh_size; /* extended numbering */
-	if (shnum > MAX_SECTIONS)
-		shnum = MAX_SECTIONS;
+	Elf64_Shdr sh;
+	if (pread(fd, eh, sizeof *eh, 0) != (ssize_t)sizeof *eh ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != HOST_DATA ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 ||
+	    eh->e_shoff > INT64_MAX - (uint64_t)MAX_SECTIONS * sizeof sh)
+		return 0;
+	*shnum = eh->e_shnum;
+	if (*shnum == 0 && read_shdr(fd, eh, 0, &sh))
+		*shnum = sh.sh_size; /* extended numbering */
+	if (*shnum > MAX_SECTIONS)
+		*shnum = MAX_SECTIONS;
+	return 1;
+}
 
-	uint64_t per = wsize / sizeof sh, symtab = 0;
-	for (uint64_t i = 0; i < shnum && !symtab; i += per) {
+/* The first section of type `type` at index `from` or later, into *sh;
+ * its index, or 0 if there is none. */
+static uint64_t find_section(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
+			     uint64_t from, uint32_t type, Elf64_Shdr *sh,
+			     char *work, size_t wsize)
+{
+	uint64_t per = wsize / sizeof *sh;
+	for (uint64_t i = from; i < shnum; i += per) {
 		uint64_t k = shnum - i < per ? shnum - i : per;
-		if (pread(fd, work, k * sizeof sh,
-			  (off_t)(eh.e_shoff + i * sizeof sh)) !=
-		    (ssize_t)(k * sizeof sh))
-			return;
-		for (uint64_t j = 0; j < k && !symtab; j++) {
-			memcpy(&sh, work + j * sizeof sh, sizeof sh);
-			if (sh.sh_type == SHT_SYMTAB)
-				symtab = i + j;
+		if (pread(fd, work, k * sizeof *sh,
+			  (off_t)(eh->e_shoff + i * sizeof *sh)) !=
+		    (ssize_t)(k * sizeof *sh))
+			return 0;
+		for (uint64_t j = 0; j < k; j++) {
+			memcpy(sh, work + j * sizeof *sh, sizeof *sh);
+			if (sh->sh_type == type)
+				return i + j;
 		}
 	}
-	if (!symtab || sh.sh_entsize != sizeof(Elf64_Sym) ||
-	    sh.sh_link >= shnum || !read_shdr(fd, &eh, sh.sh_link, &str) ||
-	    str.sh_type != SHT_STRTAB || str.sh_offset > INT64_MAX - str.sh_size ||
+	return 0;
+}
+
+/* Considers every function symbol of the file's .symtab; 0 if it has
+ * none. */
+static int scan_symtab(const struct obj *o, int fd, const Elf64_Ehdr *eh,
+		       uint64_t shnum, uint64_t target, struct best *b,
+		       char *work, size_t wsize)
+{
+	Elf64_Shdr sh, str;
+	if (!find_section(fd, eh, shnum, 1, SHT_SYMTAB, &sh, work, wsize))
+		return 0;
+	if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_link >= shnum ||
+	    !read_shdr(fd, eh, sh.sh_link, &str) || str.sh_type != SHT_STRTAB ||
+	    str.sh_offset > INT64_MAX - str.sh_size ||
 	    sh.sh_offset > INT64_MAX - sh.sh_size)
-		return;
+		return 1;
 
 	struct strtab t = { NULL, fd, str.sh_offset, str.sh_size };
 	uint64_t n = sh.sh_size / sizeof(Elf64_Sym);
-	per = wsize / sizeof(Elf64_Sym);
+	uint64_t per = wsize / sizeof(Elf64_Sym);
 	if (n > MAX_SYMS)
 		n = MAX_SYMS;
 	for (uint64_t i = 0; i < n; i += per) {
@@ -347,7 +364,7 @@ static void scan_symtab(const struct obj *o, int fd, uint64_t target,
 		ssize_t got = pread(fd, work, k * sizeof(Elf64_Sym),
 				    (off_t)(sh.sh_offset + i * sizeof(Elf64_Sym)));
 		if (got <= 0)
-			return;
+			return 1;
 		k = (uint64_t)got / sizeof(Elf64_Sym);
 		for (uint64_t j = 0; j < k; j++) {
 			Elf64_Sym s;
@@ -355,6 +372,7 @@ static void scan_symtab(const struct obj *o, int fd, uint64_t target,
 			consider(b, o, &s, &t, target);
 		}
 	}
+	return 1;
 }
 
 static int open_object(const struct obj *o)
@@ -367,11 +385,111 @@ static int open_object(const struct obj *o)
 	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 }
 
+/* ---- Detached debug files ------------------------------------------------ */
+
+/* The GNU convention the distributions' debug packages follow (Debian's
+ * -dbg/-dbgsym, Fedora's -debuginfo): the symbols of a stripped object
+ * with build-id b0 b1 b2 ... are in DIR/.build-id/b0/b1b2....debug, DIR
+ * /usr/lib/debug or $SFRAME_BT_DEBUG_DIR.  The variable is read once, by
+ * a constructor (normal context): getenv() is not async-signal-safe.  The
+ * copy is published by a release store, so a walk that runs before the
+ * constructor (a signal during a late dlopen()) sees the default. */
+#define MAX_BUILD_ID 64
+#define DEBUG_DIR_CAP 256
+static char debug_dir_buf[DEBUG_DIR_CAP];
+static const char *_Atomic debug_dir;
+
+__attribute__((constructor)) static void read_debug_dir(void)
+{
+	const char *e = getenv("SFRAME_BT_DEBUG_DIR");
+	if (e && e[0] && strlen(e) < DEBUG_DIR_CAP) {
+		memcpy(debug_dir_buf, e, strlen(e) + 1);
+		atomic_store_explicit(&debug_dir, debug_dir_buf, memory_order_release);
+	}
+}
+
+/* The object's build-id, copied out of its first page; its length, or 0. */
+static uint32_t loaded_build_id(const struct obj *o, uint8_t id[MAX_BUILD_ID])
+{
+	unsigned n;
+	uint16_t off;
+	uint32_t len;
+	const Elf64_Phdr *ph = o->ehdr ? sfb_loaded_phdrs(o->start, o->end, &n) : NULL;
+	if (!ph || !sfb_loaded_build_id(o->start, o->bias, ph, n, &off, &len) ||
+	    len > MAX_BUILD_ID)
+		return 0;
+	memcpy(id, (const void *)(o->start + off), len);
+	return len;
+}
+
+static int open_debug_file(const uint8_t *id, uint32_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *dir = atomic_load_explicit(&debug_dir, memory_order_acquire);
+	char path[DEBUG_DIR_CAP + sizeof "/.build-id/xx/" + 2 * MAX_BUILD_ID + sizeof ".debug"];
+	size_t n = 0;
+	if (!dir)
+		dir = "/usr/lib/debug";
+	if (len < 2)
+		return -1;
+	while (*dir)
+		path[n++] = *dir++;
+	memcpy(path + n, "/.build-id/", 11);
+	n += 11;
+	for (uint32_t i = 0; i < len; i++) {
+		path[n++] = hex[id[i] >> 4];
+		path[n++] = hex[id[i] & 15];
+		if (i == 0)
+			path[n++] = '/';
+	}
+	memcpy(path + n, ".debug", sizeof ".debug");
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+}
+
+/* Does one of the file's SHT_NOTE sections hold the GNU build-id `id`?  A
+ * debug file found by its name is used only then: the name is a promise,
+ * the note is the proof. */
+static int has_build_id(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
+			const uint8_t *id, uint32_t len, char *work, size_t wsize)
+{
+	Elf64_Shdr sh;
+	for (uint64_t i = 1; (i = find_section(fd, eh, shnum, i, SHT_NOTE, &sh,
+					       work, wsize)) != 0; i++) {
+		uint64_t size = sh.sh_size < wsize ? sh.sh_size : wsize;
+		ssize_t got = sh.sh_offset > INT64_MAX ? -1 :
+			      pread(fd, work, size, (off_t)sh.sh_offset);
+		if (got <= 0)
+			continue;
+		const struct sfb_bytes notes = { (const uint8_t *)work, (uint64_t)got, false };
+		uint64_t align = sh.sh_addralign == 8 ? 8 : 4, note = 0;
+		uint64_t namesz, descsz, type, name;
+		while (sfb_get(&notes, note, 4, &namesz) &&
+		       sfb_get(&notes, note + 4, 4, &descsz) &&
+		       sfb_get(&notes, note + 8, 4, &type) && namesz <= notes.len &&
+		       descsz <= notes.len) {
+			uint64_t desc = note + 12 + ((namesz + align - 1) & ~(align - 1));
+			uint64_t next = desc + ((descsz + align - 1) & ~(align - 1));
+			if (next > notes.len)
+				break;
+			/* "GNU\0", read as a little-endian word. */
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    sfb_get(&notes, note + 12, 4, &name) &&
+			    name == 0x00554e47u)
+				return descsz == len &&
+				       memcmp(work + desc, id, len) == 0;
+			note = next;
+		}
+	}
+	return 0;
+}
+
 static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
 		     size_t size)
 {
 	struct obj o;
 	char *path = scratch, *name = scratch + PATH_CAP;
+	char *work = scratch + WORK_OFF;
+	size_t wsize = size - WORK_OFF;
 	if (!find_object(pc, &o))
 		return 0;
 
@@ -390,16 +508,27 @@ static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
 	out->object_offset = pc - o.bias;
 
 	struct best b = { 0 };
-	uint64_t target = pc - o.bias;
+	uint64_t target = pc - o.bias, shnum;
+	Elf64_Ehdr eh;
 	load_segments(&o);
 	scan_dynsym(&o, target, &b);
-	int fd = open_object(&o);
-	if (fd >= 0)
-		scan_symtab(&o, fd, target, &b, scratch + WORK_OFF,
-			    size - WORK_OFF);
+	/* The path may now name another file (a package upgrade replaced
+	 * it): use its symbols only if its header is the loaded one. */
+	int fd = open_object(&o), dfd = -1, had_symtab = 0;
+	if (fd >= 0 && read_ehdr(fd, &eh, &shnum) &&
+	    (!o.ehdr || memcmp(o.ehdr, &eh, sizeof eh) == 0))
+		had_symtab = scan_symtab(&o, fd, &eh, shnum, target, &b, work, wsize);
+	uint8_t id[MAX_BUILD_ID];
+	uint32_t idlen = had_symtab ? 0 : loaded_build_id(&o, id);
+	if (idlen && (dfd = open_debug_file(id, idlen)) >= 0 &&
+	    read_ehdr(dfd, &eh, &shnum) &&
+	    has_build_id(dfd, &eh, shnum, id, idlen, work, wsize))
+		scan_symtab(&o, dfd, &eh, shnum, target, &b, work, wsize);
 	n = b.found ? name_bytes(&b.tab, b.name, name, NAME_CAP - 1) : 0;
 	if (fd >= 0)
 		close(fd);
+	if (dfd >= 0)
+		close(dfd);
 	name[n] = '\0'; /* truncates; an embedded NUL ends it earlier */
 	if (!name[0])
 		return 0;

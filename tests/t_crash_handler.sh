@@ -115,6 +115,28 @@ whole_stack() {
 	grep -q '^# stopped: outermost at 0x' "$f"
 }
 
+# all_named FILE: every frame carries a name nm gives its address (the
+# call, pc - 1, after #0): sframebt's symbolizer checked against
+# binutils', libc's detached debug file included.  "??" fails.
+all_named() {
+	f=$1
+	n=0
+	while line=$(grep "^#$n 0x" "$f") && [ -n "$line" ]; do
+		name=$(echo "$line" | sed -n 's/^#[0-9]* 0x[0-9a-f]* in \(.*\)+0x[0-9a-f]* (.*)$/\1/p')
+		loc=$(echo "$line" | sed -n 's/^#[0-9]* 0x[0-9a-f]* in .* (\(.*\)+\(0x[0-9a-f]*\))$/\1 \2/p')
+		path=${loc% *}
+		off=$((${loc##* } - (n > 0)))
+		if [ -z "$name" ] || ! syms "$path" | awk -v a="$off" -v want="$name" \
+			'$1 <= a && a < $1 + $2 { sub(/@.*/, "", $3); if ($3 == want) ok = 1 }
+			END { exit !ok }'; then
+			echo "# frame #$n is not named as nm names it: $line"
+			return 1
+		fi
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+
 fails() { ! "$@" >/dev/null; }
 
 # The program's root frames, below main, on glibc.
@@ -181,6 +203,8 @@ check "abort: pthread_kill, raise, abort, the program's chain, main, libc's star
 	whole_stack "$tmp/abort" "@libc.so.6:*pthread_kill*" @libc.so.6:raise @libc.so.6:abort \
 	"@libcrashdemo.so:crash_leaf*" @libcrashdemo.so:static_helper @libcrashdemo.so:crashdemo_run \
 	@crash-handler:run_scenario @crash-handler:main $ROOT
+check "abort: every frame named as nm names it, libc's static functions by its debug file" \
+	all_named "$tmp/abort"
 
 # strlen on an unmapped address: the fault is inside libc's strlen (the
 # variant its IFUNC picked for this CPU).  Under valgrind, memcheck's own

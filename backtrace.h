@@ -175,8 +175,12 @@ struct sframe_symbol {
 
 /* Resolve pc (looked up as given: pass pc-1 for return addresses) using the
  * object's in-memory .dynsym and, when readable, the .symtab of its file,
- * read with open/pread into scratch.  No malloc, no lock, no prior
- * initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
+ * or, when the file has none (a stripped library such as a distribution's
+ * libc), that of its detached debug file: DIR/.build-id/xx/yyyy.debug for
+ * build-id xxyyyy, DIR being $SFRAME_BT_DEBUG_DIR (read once, when the
+ * library loads) or /usr/lib/debug, used only if its build-id note
+ * matches.  Files are read with open/pread into scratch.  No malloc, no
+ * lock, no prior initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
  * Returns 1 if a name was found, 0 if only the object (or nothing) is
  * known; *out is filled either way. */
 #define SFRAME_SYMBOLIZE_SCRATCH 8192

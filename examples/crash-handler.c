@@ -11,7 +11,7 @@
  *   #1 0x7f3a1c2b12ae in static_helper+0xe (/path/libcrashdemo.so+0x12ae)
  *   ...
  *   #4 0x55d0c3a1f2cd in main+0x6d (/path/crash-handler+0x22cd)
- *   #5 0x7f3a1c04624a in ?? (/lib/x86_64-linux-gnu/libc.so.6+0x2724a)
+ *   #5 0x7f3a1c04624a in __libc_start_call_main+0x7a (/lib/.../libc.so.6+0x2724a)
  *   #6 0x7f3a1c046305 in __libc_start_main+0x85 (/lib/.../libc.so.6+0x27305)
  *   #7 0x55d0c3a1f4a1 in _start+0x21 (/path/crash-handler+0x24a1)
  *   # stopped: outermost at 0x55d0c3a1f4a1
@@ -20,8 +20,9 @@
  * handler: same exit status, same core dump.  "# stopped" says why the
  * walk ended: "outermost" is the natural end, _start (or clone3 on other
  * threads).  Frames without .sframe (libc, on most systems) are unwound
- * with their .eh_frame; "??" is a function that only the stripped symbol
- * table named (Debian's libc).
+ * with their .eh_frame.  A stripped library's static functions (libc's
+ * __libc_start_call_main) are named from its detached debug file when one
+ * is installed (Debian: libc6-dbg), else "??".
  *
  * The handler part (between the "copy from here" and "to here" lines) is
  * meant to be copied into a program: call crash_handler_install() early in

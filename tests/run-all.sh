@@ -6,7 +6,7 @@
 #   3. the same built with clang -fsanitize=address,undefined
 #   4. fixtures regenerated from Debian's binutils 2.40/2.44/2.47, and the
 #      readelf comparison run on the fresh builds   (needs the network)
-#   5. the libFuzzer target for FUZZ_SECONDS (default 120)
+#   5. the libFuzzer targets (make fuzz) for FUZZ_SECONDS in all (default 120)
 #   6. make test-port: the walker where users' programs run (static
 #      glibc, Debian bullseye's glibc 2.31, musl dynamic and static;
 #      needs the network the first time)

@@ -4,7 +4,8 @@
 # SFrame decoder (tests/fuzz_decode.c: each seed loaded from an exact-size
 # buffer and its lookups cross-checked against the slow reference) over
 # tests/fuzz-corpus/, the .eh_frame decoder (tests/fuzz_cfi.c) over
-# tests/fuzz-corpus-cfi/.  Uses ASan+UBSan when the compiler has them.
+# tests/fuzz-corpus-cfi/, the symbolizer's ELF file reader
+# (tests/fuzz_symfile.c) over tests/fuzz-corpus-sym/.  Uses ASan+UBSan when the compiler has them.
 B=${SFB_BUILD:-build}
 CC=${CC:-cc}
 mkdir -p "$B/fuzz"
@@ -40,4 +41,5 @@ smoke() {
 
 smoke fuzz_decode tests/fuzz-corpus tests/fuzz_decode.c src/sframe_decode.c
 smoke fuzz_cfi tests/fuzz-corpus-cfi tests/fuzz_cfi.c src/cfi.c
+smoke fuzz_symfile tests/fuzz-corpus-sym tests/fuzz_symfile.c
 exit $status

@@ -18,15 +18,16 @@
  *         ...
  *     }
  *
- *     static void on_segv(int sig, siginfo_t *si, void *uc) {
- *         sframe_write_crash_report(uc, 2);   // symbolized, to stderr
+ *     int main(void) {
+ *         sframe_install_crash_handler(2);     // crashes reported on stderr
  *         ...
  *     }
  *
  * Async-signal-safety: every function in this header is async-signal-safe
  * (takes no lock, calls no malloc, no stdio, touches no lazily allocated
- * TLS, preserves errno) EXCEPT sframe_backtrace_warmup() and
- * sframe_backtrace_keep_loaded(), which must be called from normal
+ * TLS, preserves errno) EXCEPT sframe_backtrace_warmup(),
+ * sframe_backtrace_keep_loaded(), sframe_install_crash_handler() and
+ * sframe_crash_handler_thread_init(), which must be called from normal
  * context.  No walk calls dl_iterate_phdr(), in any context (see
  * docs/DESIGN.md, Discovery).
  */
@@ -203,6 +204,38 @@ SFRAMEBT_API void sframe_backtrace_symbols_fd(void *const *buf, int n, int fd);
  * to fd, ending with the stop reason.  For crash handlers.  Returns the
  * number of frames written. */
 SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd);
+
+/* ---- Crash handler ------------------------------------------------------ */
+
+/* Install a handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT that
+ * writes to fd a header line (the signal, its code, the fault address or
+ * the sender, pid and tid) and sframe_write_crash_report()'s report, then
+ * passes the signal on to what was installed before: the default action
+ * (the process dies from that signal: same exit status, same core dump),
+ * or a handler installed earlier, which then gets the genuine fault.
+ * Call it from main() before starting threads, in normal context (NOT
+ * async-signal-safe; it also calls sframe_backtrace_warmup()).  Calling
+ * it again only changes fd.  Returns 0, or -1 (fd < 0, or a system call
+ * failed; errno is kept as it was).
+ *
+ *     int main(void) {
+ *         sframe_install_crash_handler(STDERR_FILENO);
+ *         ...
+ *     }
+ *
+ * It also gives the calling thread an alternate signal stack, so that a
+ * stack overflow can be reported; other threads need
+ * sframe_crash_handler_thread_init() for that (without it, their other
+ * crashes are still reported).  If several threads crash at once, one
+ * reports and the others wait up to 10 s for it. */
+SFRAMEBT_API int sframe_install_crash_handler(int fd);
+
+/* Give the calling thread an alternate signal stack of at least
+ * SFRAME_CRASH_STACK_SIZE bytes, unless it has one that large: mapped
+ * once and never freed (the thread may crash until it exits).  Call at
+ * the start of each thread.  Returns 0 or -1. */
+#define SFRAME_CRASH_STACK_SIZE (64 * 1024)
+SFRAMEBT_API int sframe_crash_handler_thread_init(void);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@
 #include "cfi_fake.h"
 
 #define FUZZ_NAME "fuzz_cfi"
+#define FUZZ_OWN_MAIN
 #include "fuzz_target.h"
 
 #define HDR_SIZE 20

@@ -145,10 +145,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(p);
 	return 0;
 }
-
-#ifdef SFB_FUZZ_MAIN
-int main(int argc, char **argv)
-{
-	return fuzz_replay(argc, argv, 1);
-}
-#endif

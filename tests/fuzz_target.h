@@ -41,6 +41,14 @@ static int fuzz_replay(int argc, char **argv, int first)
 	printf("%d inputs\n", n);
 	return 0;
 }
+
+/* A target with more to do than replay defines FUZZ_OWN_MAIN. */
+#ifndef FUZZ_OWN_MAIN
+int main(int argc, char **argv)
+{
+	return fuzz_replay(argc, argv, 1);
+}
+#endif
 #endif
 
 #endif

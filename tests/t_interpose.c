@@ -19,7 +19,9 @@
  * sframe_backtrace_ucontext / _ex(uc) / _ex(NULL) / sframe_backtrace from
  * the handlers, the same from SIGUSR1 handlers on a second thread
  * (pthread_kill), and sframe_backtrace / _ex(NULL) from normal context.
- * The symbolization functions are checked the same way, separately.
+ * The symbolization functions are checked the same way, separately, and
+ * so is the crash handler's run from a fault to the handler it passes the
+ * fault on to.
  * Controls prove the counters work: malloc, strdup (libc calling malloc),
  * a mutex and dl_iterate_phdr with the flag set do count, and so does
  * sframe_backtrace_warmup() (the library's own dl_iterate_phdr call goes
@@ -736,6 +738,37 @@ NOINL int first_in_libc(void)
 	       r->during_sym == 0 && r->errno_bad == 0 && r->sym_errno_bad == 0 ? 0 : 1;
 }
 
+/* ---- Phase 7: the crash handler -----------------------------------------------------
+ * In a child: sframe_install_crash_handler(), then a fault with the flag
+ * set.  The handler reports (to /dev/null) and passes the fault on to the
+ * handler installed before it, which clears the flag and ends the child:
+ * 0 if nothing was counted and errno is what it was at the fault. */
+#define CRASH_ERRNO 4242
+static int *volatile crash_address = (int *)16;
+static void crash_after(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	int e = errno;
+	window = W_NONE;
+	printf("# crash handler: %lu lock/allocation/dl calls, errno %d after it\n",
+	       total(W_SYM), e);
+	print_counts("crash handler", W_SYM);
+	fflush(stdout);
+	_exit(total(W_SYM) == 0 && e == CRASH_ERRNO ? 0 : 1);
+}
+
+NOINL void crash_child(void)
+{
+	sig_install(SIGSEGV, crash_after, 0);
+	if (sframe_install_crash_handler(devnull) != 0)
+		_exit(3);
+	reset(W_SYM);
+	window = W_SYM;
+	errno = CRASH_ERRNO;
+	w_sink += *crash_address;
+	_exit(4);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "first-in-libc") == 0)
@@ -932,6 +965,17 @@ int main(int argc, char **argv)
 	int lc_cmp_id = WFN(lc_cmp);
 	phase_in_libc("SIGPROF in memcpy", lc_copy, WFN(lc_copy), n1 / 2, 0, -1);
 	phase_in_libc("SIGPROF in qsort", lc_sort, WFN(lc_sort), n1 / 2, 1, lc_cmp_id);
+
+	/* Phase 7: the crash handler, in a child. */
+	fflush(stdout);
+	pid_t cpid = fork();
+	if (cpid == 0)
+		crash_child();
+	int cws = 0;
+	waitpid(cpid, &cws, 0);
+	CHECK(WIFEXITED(cws) && WEXITSTATUS(cws) == 0,
+	      "sframe_install_crash_handler(): a fault reported and passed on to the handler "
+	      "installed before, with no lock/allocation/dl call and errno kept (status %#x)", cws);
 
 	/* Control: the library's own calls reach this interposer. */
 	reset(W_CONTROL);

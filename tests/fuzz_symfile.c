@@ -4,7 +4,9 @@
  * pread() exactly as sframe_symbolize() reads an object's file or its
  * detached debug file.
  *
- * Input: the file's bytes, written to a memfd.  If its header reads,
+ * Input: the file's bytes, written to a memfd.  As a perf map, a few PCs
+ * are looked up; a name found must come from a range that starts at or
+ * below the PC.  If its ELF header reads,
  * has_build_id() is asked about the build-id named by the input's last
  * 20 bytes (so that a match is reachable), and scan_symtab() looks up
  * targets taken from the input and from the symbols' own values, for a
@@ -16,7 +18,8 @@
  * file has its own main(), which runs each file named on the command line
  * once (tests/t_fuzz_smoke.sh replays tests/fuzz-corpus-sym/ so).  The
  * seeds are small ELF files: libcrashdemo.so as built, stripped, and its
- * debug file (objcopy --only-keep-debug), cut to 8 KiB where larger. */
+ * debug file (objcopy --only-keep-debug), cut to 8 KiB where larger; and
+ * a perf map with ranges that wrap around. */
 #include "../src/symbolize.c"
 
 #include <sys/mman.h>
@@ -74,19 +77,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (size && pwrite(fd, data, size, 0) != (ssize_t)size))
 		FAIL("cannot write the memfd");
 
+	/* The same bytes as a perf map. */
+	char *work = malloc(WORK), *name = malloc(NAME_CAP);
+	uint64_t target = 0, start;
+	memcpy(&target, data, size < 8 ? size : 8);
+	uint64_t pcs[] = { target, target & 0xffff, 0x1000, 0 };
+	for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++)
+		if (perf_map_lookup(fd, pcs[i], name, &start, work, WORK) &&
+		    (start > pcs[i] || strlen(name) >= NAME_CAP))
+			FAIL("perf map: %#llx named from %#llx", (unsigned long long)pcs[i],
+			     (unsigned long long)start);
+	free(name);
+
 	Elf64_Ehdr eh;
 	uint64_t shnum;
-	if (!read_ehdr(fd, &eh, &shnum))
+	if (!read_ehdr(fd, &eh, &shnum)) {
+		free(work);
 		return 0;
-	char *work = malloc(WORK);
+	}
 	uint8_t id[20] = { 0 };
 	if (size >= sizeof id)
 		memcpy(id, data + size - sizeof id, sizeof id);
 	(void)has_build_id(fd, &eh, shnum, id, sizeof id, work, WORK);
 
 	struct obj o = { .nseg = 1, .seg = { { 0, 1ull << 32, PF_R | PF_X } } };
-	uint64_t target = 0;
-	memcpy(&target, data, size < 8 ? size : 8);
 	look_up(&o, fd, &eh, shnum, target & 0xffffffff, work);
 	look_up(&o, fd, &eh, shnum, 0x1000, work);
 	/* Targets at and just inside the first symbols, where matches are. */

@@ -180,7 +180,10 @@ struct sframe_symbol {
  * libc), that of its detached debug file: DIR/.build-id/xx/yyyy.debug for
  * build-id xxyyyy, DIR being $SFRAME_BT_DEBUG_DIR (read once, when the
  * library loads) or /usr/lib/debug, used only if its build-id note
- * matches.  Files are read with open/pread into scratch.  No malloc, no
+ * matches.  A PC in no loaded object (JIT code) is named from
+ * /tmp/perf-PID.map, the file JIT compilers write for perf, if it is a
+ * regular file of this user; the object is then that path.  Files are
+ * read with open/pread into scratch.  No malloc, no
  * lock, no prior initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
  * Returns 1 if a name was found, 0 if only the object (or nothing) is
  * known; *out is filled either way. */

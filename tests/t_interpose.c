@@ -20,8 +20,8 @@
  * the handlers, the same from SIGUSR1 handlers on a second thread
  * (pthread_kill), and sframe_backtrace / _ex(NULL) from normal context.
  * The symbolization functions are checked the same way, separately, and
- * so is the crash handler's run from a fault to the handler it passes the
- * fault on to.
+ * so are the naming of JIT code from a perf map and the crash handler's
+ * run from a fault to the handler it passes the fault on to.
  * Controls prove the counters work: malloc, strdup (libc calling malloc),
  * a mutex and dl_iterate_phdr with the flag set do count, and so does
  * sframe_backtrace_warmup() (the library's own dl_iterate_phdr call goes
@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -965,6 +966,30 @@ int main(int argc, char **argv)
 	int lc_cmp_id = WFN(lc_cmp);
 	phase_in_libc("SIGPROF in memcpy", lc_copy, WFN(lc_copy), n1 / 2, 0, -1);
 	phase_in_libc("SIGPROF in qsort", lc_sort, WFN(lc_sort), n1 / 2, 1, lc_cmp_id);
+
+	/* Phase 7a: JIT code, which no object holds, named from a perf map:
+	 * reading and parsing the map take no lock and do not allocate. */
+	{
+		char map[64], jscratch[SFRAME_SYMBOLIZE_SCRATCH];
+		struct sframe_symbol js;
+		char *jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		snprintf(map, sizeof map, "/tmp/perf-%d.map", (int)getpid());
+		int mfd = open(map, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dprintf(mfd, "%lx 80 jit_a\n%lx 80 jit_b\n", (unsigned long)jit,
+			(unsigned long)jit + 0x80);
+		close(mfd);
+		reset(W_SYM);
+		window = W_SYM;
+		int named = sframe_symbolize((uintptr_t)jit + 0x90, &js, jscratch, sizeof jscratch);
+		window = W_NONE;
+		CHECK(named && strcmp(js.name, "jit_b") == 0 && js.name_offset == 0x10 &&
+			      total(W_SYM) == 0,
+		      "JIT code named from the perf map (%s+%#lx), no lock/allocation/dl call (%lu)",
+		      js.name, (unsigned long)js.name_offset, total(W_SYM));
+		print_counts("perf map", W_SYM);
+		munmap(jit, 4096);
+		unlink(map);
+	}
 
 	/* Phase 7: the crash handler, in a child. */
 	fflush(stdout);

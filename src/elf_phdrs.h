@@ -29,12 +29,37 @@ static inline const Elf64_Phdr *sfb_loaded_phdrs(uintptr_t start, uintptr_t end,
 	return (const void *)(start + eh->e_phoff);
 }
 
+/* The first GNU build-id note (non-empty) among the ELF notes in `notes`,
+ * whose entries are aligned to `align` (4 or 8): its descriptor's offset
+ * in notes and its length.  Every read goes through the checked accessor:
+ * a note's sizes are the file's or the object's word. */
+static inline bool sfb_note_build_id(const struct sfb_bytes *notes, uint64_t align,
+				     uint64_t *desc_off, uint64_t *desc_len)
+{
+	uint64_t note = 0, namesz, descsz, type, name;
+	while (sfb_get(notes, note, 4, &namesz) && sfb_get(notes, note + 4, 4, &descsz) &&
+	       sfb_get(notes, note + 8, 4, &type)) {
+		uint64_t desc = note + 12 + ((namesz + align - 1) & ~(align - 1));
+		uint64_t next = desc + ((descsz + align - 1) & ~(align - 1));
+		if (next > notes->len)
+			break;
+		/* "GNU\0", read as a little-endian word. */
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && descsz > 0 &&
+		    sfb_get(notes, note + 12, 4, &name) && name == 0x00554e47u) {
+			*desc_off = desc;
+			*desc_len = descsz;
+			return true;
+		}
+		note = next;
+	}
+	return false;
+}
+
 /* Where the object's GNU build-id lies, as an offset from start, and its
  * length; false if it has none in the first page.  ld.so's layout puts
  * the note there, right after the program headers (linkers emit it first
  * among the allocated sections); elsewhere it is not trusted to stay
- * readable, like anything past the first page.  Read through the bounds-
- * checked accessor over that page: a note's sizes are the object's word. */
+ * readable, like anything past the first page. */
 static inline bool sfb_loaded_build_id(uintptr_t start, uintptr_t bias, const Elf64_Phdr *ph,
 				       unsigned n, uint16_t *off, uint32_t *len)
 {
@@ -45,22 +70,11 @@ static inline bool sfb_loaded_build_id(uintptr_t start, uintptr_t bias, const El
 		    ph[i].p_memsz > SFB_FIRST_PAGE - at)
 			continue;
 		const struct sfb_bytes seg = { (const uint8_t *)start + at, ph[i].p_memsz, false };
-		uint64_t align = ph[i].p_align == 8 ? 8 : 4, note = 0;
-		uint64_t namesz, descsz, type, name;
-		while (sfb_get(&seg, note, 4, &namesz) && sfb_get(&seg, note + 4, 4, &descsz) &&
-		       sfb_get(&seg, note + 8, 4, &type)) {
-			uint64_t desc = note + 12 + ((namesz + align - 1) & ~(align - 1));
-			uint64_t next = desc + ((descsz + align - 1) & ~(align - 1));
-			if (next > seg.len)
-				break;
-			/* "GNU\0", read as a little-endian word. */
-			if (type == NT_GNU_BUILD_ID && namesz == 4 && descsz > 0 &&
-			    sfb_get(&seg, note + 12, 4, &name) && name == 0x00554e47u) {
-				*off = (uint16_t)(at + desc);
-				*len = (uint32_t)descsz;
-				return true;
-			}
-			note = next;
+		uint64_t desc, size;
+		if (sfb_note_build_id(&seg, ph[i].p_align == 8 ? 8 : 4, &desc, &size)) {
+			*off = (uint16_t)(at + desc);
+			*len = (uint32_t)size;
+			return true;
 		}
 	}
 	return false;

@@ -462,24 +462,9 @@ static int has_build_id(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
 		if (got <= 0)
 			continue;
 		const struct sfb_bytes notes = { (const uint8_t *)work, (uint64_t)got, false };
-		uint64_t align = sh.sh_addralign == 8 ? 8 : 4, note = 0;
-		uint64_t namesz, descsz, type, name;
-		while (sfb_get(&notes, note, 4, &namesz) &&
-		       sfb_get(&notes, note + 4, 4, &descsz) &&
-		       sfb_get(&notes, note + 8, 4, &type) && namesz <= notes.len &&
-		       descsz <= notes.len) {
-			uint64_t desc = note + 12 + ((namesz + align - 1) & ~(align - 1));
-			uint64_t next = desc + ((descsz + align - 1) & ~(align - 1));
-			if (next > notes.len)
-				break;
-			/* "GNU\0", read as a little-endian word. */
-			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-			    sfb_get(&notes, note + 12, 4, &name) &&
-			    name == 0x00554e47u)
-				return descsz == len &&
-				       memcmp(work + desc, id, len) == 0;
-			note = next;
-		}
+		uint64_t desc, found_len;
+		if (sfb_note_build_id(&notes, sh.sh_addralign == 8 ? 8 : 4, &desc, &found_len))
+			return found_len == len && memcmp(work + desc, id, len) == 0;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "backtrace.h"
 #include "entry.h"
+#include "textbuf.h"
 
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define NSIG_CRASH (sizeof crash_signals / sizeof crash_signals[0])
@@ -26,30 +27,6 @@ static struct sigaction previous[NSIG_CRASH];
 static _Atomic int report_fd = -1;
 /* The thread id writing a report, or 0. */
 static _Atomic long reporter;
-
-/* A line built in a stack buffer. */
-struct line {
-	char buf[256];
-	size_t len;
-};
-
-static void put_str(struct line *l, const char *s)
-{
-	while (*s && l->len < sizeof l->buf - 1)
-		l->buf[l->len++] = *s++;
-}
-
-static void put_num(struct line *l, uintptr_t v, unsigned base)
-{
-	char tmp[24], *p = tmp + sizeof tmp;
-	*--p = '\0';
-	do
-		*--p = "0123456789abcdef"[v % base];
-	while (v /= base);
-	if (base == 16)
-		put_str(l, "0x");
-	put_str(l, p);
-}
 
 static const char *signal_name(int sig)
 {
@@ -88,35 +65,30 @@ static const char *code_name(int sig, int code)
 
 static void write_header(int fd, int sig, const siginfo_t *si, long tid)
 {
-	struct line l = { .len = 0 };
+	char buf[256];
+	struct sfb_text l = { buf, 0, sizeof buf };
 	const char *code = code_name(sig, si->si_code);
-	put_str(&l, "*** ");
-	put_str(&l, signal_name(sig));
-	put_str(&l, " (");
+	sfb_put(&l, "*** ");
+	sfb_put(&l, signal_name(sig));
+	sfb_put(&l, " (");
 	if (code)
-		put_str(&l, code);
+		sfb_put(&l, code);
 	else
-		put_num(&l, (uintptr_t)(unsigned)si->si_code, 10);
-	put_str(&l, ")");
+		sfb_put_dec(&l, (long)(unsigned)si->si_code);
+	sfb_put(&l, ")");
 	if (si->si_code > 0) { /* a fault: si_addr is meaningful */
-		put_str(&l, " fault address ");
-		put_num(&l, (uintptr_t)si->si_addr, 16);
+		sfb_put(&l, " fault address ");
+		sfb_put_hex(&l, (uintptr_t)si->si_addr);
 	} else { /* kill(), raise(), abort(): who sent it */
-		put_str(&l, " sent by pid ");
-		put_num(&l, (uintptr_t)si->si_pid, 10);
+		sfb_put(&l, " sent by pid ");
+		sfb_put_dec(&l, (long)si->si_pid);
 	}
-	put_str(&l, ", pid ");
-	put_num(&l, (uintptr_t)getpid(), 10);
-	put_str(&l, ", tid ");
-	put_num(&l, (uintptr_t)tid, 10);
-	put_str(&l, " ***\n");
-	for (const char *p = l.buf; l.len > 0;) {
-		ssize_t w = write(fd, p, l.len);
-		if (w <= 0)
-			return; /* nowhere to complain to */
-		p += w;
-		l.len -= (size_t)w;
-	}
+	sfb_put(&l, ", pid ");
+	sfb_put_dec(&l, (long)getpid());
+	sfb_put(&l, ", tid ");
+	sfb_put_dec(&l, tid);
+	sfb_put(&l, " ***\n");
+	sfb_write_all(fd, buf, l.len);
 }
 
 /* Give sig the disposition `to` and raise it again.  The signal is

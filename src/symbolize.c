@@ -26,6 +26,7 @@
 #include "discover.h"
 #include "elf_phdrs.h"
 #include "entry.h"
+#include "textbuf.h"
 
 /* Scratch layout: [path | name | work].  The work area is reused for the
  * formatted line once the lookup is done, so it must hold one. */
@@ -428,22 +429,17 @@ static int open_debug_file(const uint8_t *id, uint32_t len)
 	static const char hex[] = "0123456789abcdef";
 	const char *dir = atomic_load_explicit(&debug_dir, memory_order_acquire);
 	char path[DEBUG_DIR_CAP + sizeof "/.build-id/xx/" + 2 * MAX_BUILD_ID + sizeof ".debug"];
-	size_t n = 0;
-	if (!dir)
-		dir = "/usr/lib/debug";
+	struct sfb_text b = { path, 0, sizeof path };
 	if (len < 2)
 		return -1;
-	while (*dir)
-		path[n++] = *dir++;
-	memcpy(path + n, "/.build-id/", 11);
-	n += 11;
+	sfb_put(&b, dir ? dir : "/usr/lib/debug");
+	sfb_put(&b, "/.build-id/");
 	for (uint32_t i = 0; i < len; i++) {
-		path[n++] = hex[id[i] >> 4];
-		path[n++] = hex[id[i] & 15];
-		if (i == 0)
-			path[n++] = '/';
+		char byte[] = { hex[id[i] >> 4], hex[id[i] & 15], i == 0 ? '/' : '\0', '\0' };
+		sfb_put(&b, byte);
 	}
-	memcpy(path + n, ".debug", sizeof ".debug");
+	sfb_put(&b, ".debug");
+	path[b.len] = '\0';
 	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 }
 
@@ -480,18 +476,11 @@ static int has_build_id(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
 
 static int open_perf_map(char *path)
 {
-	char digits[24], *d = digits + sizeof digits;
-	unsigned long pid = (unsigned long)getpid();
-	*--d = '\0';
-	do
-		*--d = (char)('0' + pid % 10);
-	while (pid /= 10);
-	size_t n = 0;
-	for (const char *s = "/tmp/perf-"; *s;)
-		path[n++] = *s++;
-	while (*d)
-		path[n++] = *d++;
-	memcpy(path + n, ".map", sizeof ".map");
+	struct sfb_text b = { path, 0, PATH_CAP };
+	sfb_put(&b, "/tmp/perf-");
+	sfb_put_dec(&b, (long)getpid());
+	sfb_put(&b, ".map");
+	path[b.len] = '\0';
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
@@ -660,76 +649,39 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 
 /* ---- Formatting ---------------------------------------------------------- */
 
-/* Appends with truncation, always leaving room for the final NUL. */
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const char *s)
-{
-	while (*s && b->len + 1 < b->cap)
-		b->p[b->len++] = *s++;
-}
-
-static void put_hex(struct buf *b, uint64_t v)
-{
-	char t[19], *q = t + sizeof t - 1;
-	*q = '\0';
-	do
-		*--q = "0123456789abcdef"[v & 15];
-	while (v >>= 4);
-	*--q = 'x';
-	*--q = '0';
-	put(b, q);
-}
-
-static void put_dec(struct buf *b, long v)
-{
-	char t[24], *q = t + sizeof t - 1;
-	unsigned long u = v < 0 ? -(unsigned long)v : (unsigned long)v;
-	*q = '\0';
-	do
-		*--q = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		*--q = '-';
-	put(b, q);
-}
-
 /* Formats into line and returns the length.  line may be scratch's work
  * area (from WORK_OFF on): the lookup is over before the line is built. */
 static size_t format(int index, uintptr_t pc, int return_address, char *line,
 		     size_t cap, char *scratch)
 {
 	struct sframe_symbol s;
-	struct buf b = { line, 0, cap };
+	struct sfb_text b = { line, 0, cap };
 	/* A return address can lie past the end of its function (after a
 	 * call to a noreturn function): look up the call instruction, but
 	 * print pc's own offsets, as gdb and addr2line users expect. */
 	uintptr_t adj = return_address && pc ? 1 : 0;
 	sframe_symbolize(pc - adj, &s, scratch, SFRAME_SYMBOLIZE_SCRATCH);
-	put(&b, "#");
-	put_dec(&b, index);
-	put(&b, " ");
-	put_hex(&b, pc);
-	put(&b, " in ");
+	sfb_put(&b, "#");
+	sfb_put_dec(&b, index);
+	sfb_put(&b, " ");
+	sfb_put_hex(&b, pc);
+	sfb_put(&b, " in ");
 	if (s.name[0]) {
-		put(&b, s.name);
-		put(&b, "+");
-		put_hex(&b, s.name_offset + adj);
+		sfb_put(&b, s.name);
+		sfb_put(&b, "+");
+		sfb_put_hex(&b, s.name_offset + adj);
 	} else {
-		put(&b, "??");
+		sfb_put(&b, "??");
 	}
-	put(&b, " (");
+	sfb_put(&b, " (");
 	if (s.object[0]) {
-		put(&b, s.object);
-		put(&b, "+");
-		put_hex(&b, s.object_offset + adj);
+		sfb_put(&b, s.object);
+		sfb_put(&b, "+");
+		sfb_put_hex(&b, s.object_offset + adj);
 	} else {
-		put(&b, "??");
+		sfb_put(&b, "??");
 	}
-	put(&b, ")");
+	sfb_put(&b, ")");
 	if (cap)
 		line[b.len] = '\0';
 	return b.len;
@@ -744,19 +696,6 @@ SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,
 	return line ? (int)format(index, pc, return_address, line, line_size, scratch) : 0;
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return; /* EAGAIN included: never spin in a crash */
-		p += r;
-		n -= (size_t)r;
-	}
-}
-
 /* One write per line keeps lines whole when several threads report. */
 static void write_frame(int fd, int index, uintptr_t pc, int return_address,
 			char *scratch)
@@ -765,7 +704,7 @@ static void write_frame(int fd, int index, uintptr_t pc, int return_address,
 	size_t n = format(index, pc, return_address, line, LINE_CAP - 1,
 			  scratch);
 	line[n++] = '\n';
-	write_all(fd, line, n);
+	sfb_write_all(fd, line, n);
 }
 
 SFRAMEBT_API void sframe_backtrace_symbols_fd(void *const *buf, int n, int fd)
@@ -793,14 +732,14 @@ SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd)
 			    scratch);
 
 	const char *why = sframe_bt_stop_name(st.stop);
-	struct buf b = { scratch + WORK_OFF, 0, LINE_CAP - 1 };
-	put(&b, "# stopped: ");
-	put(&b, why ? why : "?");
+	struct sfb_text b = { scratch + WORK_OFF, 0, LINE_CAP - 1 };
+	sfb_put(&b, "# stopped: ");
+	sfb_put(&b, why ? why : "?");
 	if (st.stop_pc) {
-		put(&b, " at ");
-		put_hex(&b, st.stop_pc);
+		sfb_put(&b, " at ");
+		sfb_put_hex(&b, st.stop_pc);
 	}
 	b.p[b.len++] = '\n';
-	write_all(fd, b.p, b.len);
+	sfb_write_all(fd, b.p, b.len);
 	return n - first;
 }

@@ -27,24 +27,9 @@ crash() {
 
 under_valgrind() { case "${SFB_WRAP:-}" in *valgrind*) return 0 ;; esac; return 1; }
 
-# In the AddressSanitizer build, ASan's handlers for SIGSEGV, SIGBUS and
-# SIGFPE are installed before main(), so sframebt's crash handler passes
-# those signals on to them: after its report, ASan prints its own and
-# exits with status 1.
-asan=
-nm "$prog" 2>/dev/null | grep -q ' __asan_init$' && asan=1
-
-# died_of FILE SIG STATUS: the crash ended as it would have without
-# sframebt's handler: killed by SIG (shell status STATUS), or, where ASan's
-# handler came first, ASan's report after sframebt's and status 1.
-died_of() {
-	case $asan:$2 in
-	1:SIGSEGV | 1:SIGBUS | 1:SIGFPE)
-		[ "$rc" -eq 1 ] &&
-			sed -n '/^# stopped: /,$p' "$1" | grep -q 'ERROR: AddressSanitizer: ' ;;
-	*) [ "$rc" -eq "$3" ] ;;
-	esac
-}
+# How a crash must end, the AddressSanitizer build's included.
+. tests/crash_status.sh
+asan_of "$prog"
 
 # frame0_is_call FILE: the report's frame #0 is a call instruction.
 frame0_is_call() {

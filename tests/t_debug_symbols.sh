@@ -39,12 +39,9 @@ report() {
 	cat "$out"
 }
 
-# killed_by_segv: the last report's process died from its SIGSEGV (139),
-# or, in the AddressSanitizer build, whose SIGSEGV handler comes before
-# sframebt's, was passed on to ASan, which exits with 1.
-asan=
-nm "$bin/crash-handler" 2>/dev/null | grep -q ' __asan_init$' && asan=1
-killed_by_segv() { [ "$rc" -eq 139 ] || { [ -n "$asan" ] && [ "$rc" -eq 1 ]; }; }
+# How a crash must end, the AddressSanitizer build's included.
+. tests/crash_status.sh
+asan_of "$bin/crash-handler"
 
 # frame_name FILE N: the name frame #N is given ("??" when none).
 frame_name() {
@@ -63,7 +60,8 @@ nm_name() {
 
 # Frame #1 is static_helper, a static function: named only by .symtab.
 report stripped
-check "stripped, no debug file: killed by SIGSEGV (status 139), or passed on to ASan" killed_by_segv
+check "stripped, no debug file: killed by SIGSEGV (status 139), or passed on to ASan" \
+	died_of "$tmp/report.stripped" SIGSEGV 139
 check "stripped, no debug file: static_helper is not named (no .symtab, no .dynsym entry)" \
 	[ "$(frame_name "$tmp/report.stripped" 1)" = "??" ]
 check "stripped, no debug file: the walk still reaches the outermost frame" \
@@ -106,7 +104,7 @@ for cut in 0 16 64 $((shoff / 2)) $shoff $((shoff + 100)) $((size - 1)); do
 	put_debug "$tmp/cut" "$tmp/cut.debug"
 	report "cut$cut" SFRAME_BT_DEBUG_DIR="$tmp/cut"
 	name=$(frame_name "$tmp/report.cut$cut" 1)
-	killed_by_segv && grep -q '^# stopped: ' "$tmp/report.cut$cut" &&
+	died_of "$tmp/report.cut$cut" SIGSEGV 139 && grep -q '^# stopped: ' "$tmp/report.cut$cut" &&
 		{ [ "$name" = "??" ] || [ "$name" = static_helper ]; } || bad=$((bad + 1))
 done
 i=0
@@ -117,7 +115,7 @@ for at in 40 60 $shoff $((shoff + 24)) $((shoff + 300)) $((shoff + 700)) $((size
 	put_debug "$tmp/garbled" "$tmp/garbled.debug"
 	report "garbled$i" SFRAME_BT_DEBUG_DIR="$tmp/garbled"
 	name=$(frame_name "$tmp/report.garbled$i" 1)
-	killed_by_segv && grep -q '^# stopped: ' "$tmp/report.garbled$i" &&
+	died_of "$tmp/report.garbled$i" SIGSEGV 139 && grep -q '^# stopped: ' "$tmp/report.garbled$i" &&
 		{ [ "$name" = "??" ] || [ "$name" = static_helper ]; } || bad=$((bad + 1))
 	i=$((i + 1))
 done

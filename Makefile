@@ -25,11 +25,18 @@ GC_SECTIONS := $(if $(GSFRAME),$(shell d=$$(mktemp -d) && echo 'int f(void){retu
 	$(CC) $(GSFRAME) -fPIC -shared -Wl,--gc-sections -x c - -o $$d/t.so 2>/dev/null && \
 	grep -q '\.sframe' $$d/t.so && echo -Wl,--gc-sections; rm -rf $$d),-Wl,--gc-sections)
 LIBFLAGS  := $(WARN) -fPIC -fvisibility=hidden -I. -Isrc $(GSFRAME) $(CFLAGS)
-TESTFLAGS := $(WARN) -I. -Isrc -Itests $(CFLAGS)
+TESTFLAGS := $(WARN) -I. -Isrc -Itests -Itests/lib $(CFLAGS)
 
 # The target architecture is the compiler's, not the host's.
 ARCH     := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
-LIB_SRCS := $(filter-out src/arch_%.c,$(wildcard src/*.c)) $(wildcard src/arch_$(ARCH).c)
+# The library, layer by layer (docs/DESIGN.md, Overview): each folder of
+# src/ lists its sources in its build.mk.  Headers are included by their
+# path below src/ ("rows/cfi.h").
+LIB_SRCS :=
+NO_FRAME_POINTER :=
+include src/base/build.mk src/arch/build.mk src/rows/build.mk src/objects/build.mk \
+	src/walk/build.mk src/symbols/build.mk src/report/build.mk src/api/build.mk
+LIB_HDRS := $(wildcard src/*/*.h)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
 PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
 
@@ -44,19 +51,16 @@ all: lib examples
 
 lib: $(STATIC) $(SHARED) $(PRELOAD)
 
-# LD_PRELOAD drop-in for glibc's backtrace() and backtrace_symbols_fd().
-$(B)/pic/backtrace_preload.o: src/preload/backtrace_preload.c backtrace.h Makefile | $(B)/pic
-	$(CC) $(LIBFLAGS) -fno-omit-frame-pointer -c $< -o $@
-$(PRELOAD): $(PIC_OBJS) $(B)/pic/backtrace_preload.o
-	$(CC) -shared $(GC_SECTIONS) -o $@ $^
+include src/preload/build.mk
 
-# Frame pointers: api.c finds its caller through its own frame record.
-# The walker's inner loop needs every register it can get (walk.c steps
-# out of its own frames with their SFrame rows, like any other code).
-frame_flags = $(if $(filter walk,$(1)),-fomit-frame-pointer,-fno-omit-frame-pointer)
-$(B)/obj/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/obj
+# Frame pointers everywhere but where a folder's build.mk says otherwise
+# (NO_FRAME_POINTER).
+frame_flags = $(if $(filter $(NO_FRAME_POINTER),$(1)),-fomit-frame-pointer,-fno-omit-frame-pointer)
+$(B)/obj/%.o: src/%.c $(LIB_HDRS) backtrace.h Makefile
+	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(call frame_flags,$*) -c $< -o $@
-$(B)/pic/%.o: src/%.c $(wildcard src/*.h) backtrace.h Makefile | $(B)/pic
+$(B)/pic/%.o: src/%.c $(LIB_HDRS) backtrace.h Makefile
+	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(call frame_flags,$*) -c $< -o $@
 
 $(STATIC): $(LIB_OBJS)
@@ -73,8 +77,10 @@ examples: $(EXAMPLES)
 $(B)/%: examples/%.c $(STATIC) backtrace.h
 	$(CC) $(TESTFLAGS) $(SFRAME_AS) $< -o $@ $(STATIC) -ldl -lpthread
 
-# Tests: each tests/t_*.c is a program; tests/run.sh runs them all plus the
-# script checks and prints "N passed, N failed".
+# Tests: each tests/LAYER/t_*.c is a program; tests/run.sh runs them all
+# plus the script checks (tests/LAYER/t_*.sh) and prints "N passed, N failed".
+# The examples' own build rules are examples/build.mk's.
+include examples/build.mk
 include tests/tests.mk
 # Single-stepping with the x86 trap flag, x86 assembly or glibc's x86-64
 # signal-frame CFI: x86-64 only (make test-cross steps the other
@@ -100,7 +106,7 @@ test: all $(TEST_BINS)
 # scheduler turns into timeouts.  Walks from real signal handlers stay
 # covered here by t_crash_handler.sh, and all of them under ASan.  And
 # t_port_static: memcheck cannot replace a static program's malloc.
-VALGRIND := valgrind -q --error-exitcode=99 --suppressions=tests/valgrind.supp
+VALGRIND := valgrind -q --error-exitcode=99 --suppressions=tests/lib/valgrind.supp
 test-valgrind: all $(TEST_BINS)
 	@SFB_VALGRIND=1 SFB_WRAP="$(VALGRIND)" \
 	 SFB_SKIP="t_every_insn t_unw_compare t_interpose t_churn t_first_call t_walk_signals t_profiler.sh t_readelf.sh t_port_static" \

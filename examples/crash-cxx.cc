@@ -12,7 +12,7 @@
  * (built with -Wa,--gsframe).  Names are shown as the symbol tables spell
  * them: mangled for C++.
  *
- * Built by tests/crash.mk.inc; examples/crash-handler.c has the complete
+ * Built by examples/build.mk; examples/crash-handler.c has the complete
  * crash handler (all fatal signals, an alternate stack, several threads
  * crashing at once). */
 #include <csignal>

@@ -5,7 +5,7 @@
 # prints a symbolized report from inside its SIGSEGV handler.
 set -u
 cd "$(dirname "$0")/.."
-. tests/install-deps.sh
+. tests/lib/install-deps.sh
 install_deps build-essential binutils
 make -s -j2 all >/dev/null || { echo "build failed"; exit 1; }
 echo "\$ ./build/crash-handler segv"

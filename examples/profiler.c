@@ -845,7 +845,7 @@ int sframe_prof_stop(void)
 /* ---- LD_PRELOAD entry point ------------------------------------------ */
 
 #ifdef SFRAME_PROF_PRELOAD
-/* Built as libsframe-profiler.so (see tests/examples.mk.inc): start when
+/* Built as libsframe-profiler.so (see examples/build.mk): start when
  * loaded, before main(); sframe_prof_start() registers the stop at exit. */
 __attribute__((constructor)) static void preload_start(void)
 {

@@ -2,7 +2,7 @@
  *
  *   sframe-dump FILE            the table, one row per FRE, for a person
  *   sframe-dump --canon FILE    the canonical form the readelf comparison
- *                               test uses (tests/t_readelf.sh)
+ *                               test uses (tests/rows/t_readelf.sh)
  *   sframe-dump --lookup PC FILE   the row sframebt uses for PC
  *
  * Reads any ELF64 file of either byte order (x86-64, AArch64, s390x), finds
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sframe_decode.h"
-#include "sframe_format.h"
+#include "rows/sframe_decode.h"
+#include "rows/sframe_format.h"
 
 #ifndef SHT_GNU_SFRAME
 #define SHT_GNU_SFRAME 0x6ffffff4

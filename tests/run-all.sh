@@ -17,7 +17,7 @@
 # Environment: SFB_QUICK=1 runs step 1 only.
 set -u
 cd "$(dirname "$0")/.."
-. tests/install-deps.sh
+. tests/lib/install-deps.sh
 install_deps build-essential clang libclang-rt-14-dev valgrind binutils libunwind-dev \
 	gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user file libc6-dbg
 

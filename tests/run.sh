@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs every test program (build/tests/t_*) and script (tests/t_*.sh).
+# Runs every test program (build/tests/t_*) and script (tests/*/t_*.sh).
 # Each prints "ok - ..." / "not ok - ..." lines; a program that exits
 # non-zero without a "not ok" line (a crash, a timeout) counts as one
 # failure.  Ends with "N passed, N failed".
@@ -14,7 +14,7 @@ fail=0
 logdir=$B/test-logs
 mkdir -p "$logdir"
 : "${SFB_TEST_TIMEOUT:=300}"
-for t in "$B"/tests/t_* tests/t_*.sh; do
+for t in "$B"/tests/t_* tests/*/t_*.sh; do
 	[ -e "$t" ] || continue
 	case "$t" in *.c|*.o|*.d) continue ;; esac
 	name=$(basename "$t")

@@ -1,10 +1,37 @@
-# Test programs: tests/t_NAME.c -> build/tests/t_NAME, linked with the
-# static library.  Tests with special build needs have their own rules in
-# tests/*.mk fragments included below.
-TEST_SRCS := $(wildcard tests/t_*.c)
-TEST_BINS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+# Test programs: tests/LAYER/t_NAME.c -> build/tests/t_NAME, linked with
+# the static library.  Each folder's build.mk holds the rules of its tests
+# that need more than the generic one below (helper objects, flags).
+#   lib/      what every test uses: check.h, check.sh, install-deps.sh, ...
+#   rows/     SFrame and CFI decoding against readelf and libgcc
+#   objects/  discovery, the object cache, dlclose
+#   walk/     whole walks: chains, every instruction, signals, the memo,
+#             libunwind on the same context
+#   safety/   the signal path's proof (interposer) and garbage contexts
+#   symbols/  names, debug files, perf maps
+#   report/   crash reports and the crash handler
+#   tools/    the examples and the preload library, run as users run them
+#   fuzz/     libFuzzer targets, their seed corpora, the replay smoke test
+#   port/ cross/ fixtures/ bench/   other C libraries, other architectures,
+#             binaries from other binutils, the benchmark
+TEST_DIRS := rows objects walk safety symbols report tools
+TEST_SRCS := $(foreach d,$(TEST_DIRS),$(wildcard tests/$(d)/t_*.c))
+TEST_BINS := $(patsubst %.c,$(B)/tests/%,$(notdir $(TEST_SRCS)))
 
-$(B)/tests/t_%: tests/t_%.c $(STATIC) tests/check.h backtrace.h | $(B)/tests
-	$(CC) $(TESTFLAGS) $(SFRAME_AS) $< -o $@ $(STATIC) -ldl -lpthread
+# Chain code that only unwind tables can walk: no frame pointer unless a
+# function needs one (VLA, alloca), no sibling calls, so that every frame
+# stays on the stack.  The spinning chains fold values with wrapping int
+# arithmetic, and the fault tests store through NULL on purpose: tell
+# sanitizer builds so.  Helper objects for dlopen() are built the same way,
+# with -fno-semantic-interposition so that calls inside an object go
+# straight to the function, not through its PLT.
+CHAIN_CFLAGS := $(SFRAME_AS) -fomit-frame-pointer -fno-optimize-sibling-calls \
+	-fno-sanitize=signed-integer-overflow,null
+CHAIN_SOFLAGS := $(CHAIN_CFLAGS) -fPIC -shared -fno-semantic-interposition
 
--include tests/*.mk.inc
+define test_rule
+$(B)/tests/t_%: tests/$(1)/t_%.c $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
+	$$(CC) $$(TESTFLAGS) $$(SFRAME_AS) $$< -o $$@ $$(STATIC) -ldl -lpthread
+endef
+$(foreach d,$(TEST_DIRS),$(eval $(call test_rule,$(d))))
+
+include $(foreach d,$(TEST_DIRS) fuzz port cross bench,tests/$(d)/build.mk)

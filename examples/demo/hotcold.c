@@ -12,7 +12,7 @@
  *   worker;hot_a;hot_b;spin          ~70% of each thread's samples
  *   worker;cold_c;spin               ~30%
  *
- * Built twice (tests/examples.mk.inc): build/hotcold, a plain program to
+ * Built twice (examples/build.mk): build/hotcold, a plain program to
  * run under LD_PRELOAD=build/libsframe-profiler.so, and build/profiler,
  * the same with examples/profiler.c linked in and HOTCOLD_LINKED defined,
  * which calls sframe_prof_start()/sframe_prof_stop() itself.

@@ -13,7 +13,7 @@
 
 #include "bench_chain.h"
 
-/* Read by tests/bench.mk.inc, which generates that many functions. */
+/* Read by tests/bench/build.mk, which generates that many functions. */
 #define DISTINCT_MAX_DEPTH 40
 
 /* Calls distinct_chain_entry -> distinct_<depth> -> ... -> distinct_1 ->

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh BUILD_DIR - the body of `make bench` (rules: tests/bench.mk.inc).
+# run.sh BUILD_DIR - the body of `make bench` (rules: tests/bench/build.mk).
 #
 # Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so, libbench-big.so,
 # objs/libbobj000..099.so}.  This script:
@@ -357,7 +357,7 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	echo "- sframebt: $rev"
 	echo "- CPU: $cpu, $ncpu CPUs online"
 	echo "- Kernel: $(uname -sr); $glibc"
-	echo "- Compiler: $ccv; library CFLAGS \`${BENCH_CFLAGS:-?}\` (src/walk.c with -fomit-frame-pointer, the rest with -fno-omit-frame-pointer)"
+	echo "- Compiler: $ccv; library CFLAGS \`${BENCH_CFLAGS:-?}\` (src/walk/walk.c with -fomit-frame-pointer, the rest with -fno-omit-frame-pointer)"
 	echo "- Binutils: $bu"
 	echo "- libunwind $(pkgv libunwind-dev), valgrind $(pkgv valgrind), strace $(pkgv strace)"
 	[ -n "$skipped" ] && echo "- **V2/V3 skipped: toolchain unavailable** (${skipped# })"

@@ -98,9 +98,9 @@
 #endif
 
 #include "backtrace.h"
-#include "objcache.h"
-#include "rowmemo.h"
-#include "sframe_decode.h"
+#include "objects/objcache.h"
+#include "walk/rowmemo.h"
+#include "rows/sframe_decode.h"
 #include "bench_chain.h"
 #include "bench_distinct.h"
 #include "keep.h"

@@ -22,7 +22,7 @@ ARCHES=$(for v in $VARIANTS; do echo "${v%%-*}"; done | sort -u)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 
-. tests/install-deps.sh
+. tests/lib/install-deps.sh
 install_deps gcc-aarch64-linux-gnu gcc-s390x-linux-gnu libc6-dev-arm64-cross \
 	libc6-dev-s390x-cross g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user make \
 	file >/dev/null
@@ -101,7 +101,7 @@ for v in $VARIANTS; do
 		-fno-optimize-sibling-calls -fPIC -shared -fno-semantic-interposition \
 		tests/cross/cross_cfi.c -o "$d/cross_cfi.so" >>"$log" 2>&1 ||
 	   ! $cc -std=gnu11 -Wall -Wextra -Werror $flags $defs -fomit-frame-pointer \
-		-fno-optimize-sibling-calls -Wa,--gsframe -rdynamic -I. -Itests \
+		-fno-optimize-sibling-calls -Wa,--gsframe -rdynamic -I. -Itests -Itests/lib \
 		tests/cross/t_cross.c -o "$d/t_cross" "$d/libsframebt.a" -ldl -lpthread >>"$log" 2>&1; then
 		echo "not ok - $v: build (see $log)"
 		fail=$((fail + 1))

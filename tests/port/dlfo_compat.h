@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../loaded_object.h"
+#include "loaded_object.h"
 
 #ifndef DLFO_STRUCT_HAS_EH_DBASE
 struct dl_find_object {
@@ -37,7 +37,7 @@ __attribute__((unused)) static int compat_dl_find_object(void *addr, struct dl_f
 
 /* Without _dl_find_object, sframebt finds an object loaded or unloaded
  * since its last normal-context refresh only after the next one
- * (sframe_backtrace_warmup(): src/discover.c).  The tests walk through
+ * (sframe_backtrace_warmup(): src/objects/discover.c).  The tests walk through
  * objects right after dlopen(), so here every dlopen() and dlclose() is
  * followed by one, as a program on such a libc does. */
 int sframe_backtrace_warmup(void);

@@ -13,7 +13,7 @@
 # "not ok - " lines and ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
-. tests/install-deps.sh
+. tests/lib/install-deps.sh
 install_deps musl-tools musl-dev gcc make binutils >/dev/null
 pass=0
 fail=0
@@ -109,7 +109,7 @@ if bash -c '. tests/fixtures/toolchains.sh &&
 		# t_unw_compare (host readelf and libunwind).
 		W="t_walk_chains t_walk_signals t_every_insn t_first_call t_churn t_garbage
 			t_symbolize t_overflow t_cfi t_decode"
-		TF="-std=gnu11 -Wall -Wextra -Werror -I. -Isrc -Itests -O2 -g"
+		TF="-std=gnu11 -Wall -Wextra -Werror -I. -Isrc -Itests -Itests/lib -O2 -g"
 		TF_PORT="$TF -Wa,--gsframe -fomit-frame-pointer -fno-optimize-sibling-calls"
 		TF="$TF -include tests/port/dlfo_compat.h"
 		if make -j"$J" B="$B" CC="$CC231" TESTFLAGS="$TF" \

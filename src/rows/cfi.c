@@ -1,0 +1,1050 @@
+/* DWARF CFI decoder for .eh_frame, found through .eh_frame_hdr.  See
+ * cfi.h for the contract.
+ *
+ * Shape: sfb_cfi_load() checks the .eh_frame_hdr header and its search
+ * table once (sorted, every FDE pointer inside .eh_frame).  A lookup
+ * binary-searches the table, parses the one FDE and its CIE, and runs the
+ * CIE's initial instructions then the FDE's up to the PC.  Every read goes
+ * through sfb_get() (bytes.h), bounded by the entry being parsed. */
+#include "rows/cfi.h"
+#include "base/names.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* DW_EH_PE pointer encodings: format in the low nibble, application in
+ * bits 4-6, indirection in bit 7. */
+#define PE_ABSPTR 0x00
+#define PE_ULEB128 0x01
+#define PE_UDATA2 0x02
+#define PE_UDATA4 0x03
+#define PE_UDATA8 0x04
+#define PE_SLEB128 0x09
+#define PE_SDATA2 0x0a
+#define PE_SDATA4 0x0b
+#define PE_SDATA8 0x0c
+#define PE_PCREL 0x10
+#define PE_DATAREL 0x30
+#define PE_APPL_MASK 0x70
+#define PE_INDIRECT 0x80
+#define PE_OMIT 0xff
+#define PE_TABLE (PE_DATAREL | PE_SDATA4)
+
+/* .eh_frame offsets are kept in int32_t (SFB_LOC_DWARF rules) and
+ * uint32_t (struct sfb_cfi_fde): what lies past this is never read. */
+#define FRAME_MAX 0x7fffffffu
+
+/* A lookup stops here: the next row starts after the PC. */
+#define ROW_DONE 1
+
+const char *sfb_cfi_err_name(int err)
+{
+	static const char *const names[] = {
+		[SFB_CFI_OK] = "ok",
+		[SFB_CFI_E_NO_TABLE] = "no-table",
+		[SFB_CFI_E_HDR] = "bad-eh-frame-hdr",
+		[SFB_CFI_E_NOT_FOUND] = "not-found",
+		[SFB_CFI_E_TRUNCATED] = "truncated",
+		[SFB_CFI_E_CIE] = "bad-cie",
+		[SFB_CFI_E_FDE] = "bad-fde",
+		[SFB_CFI_E_OPCODE] = "bad-opcode",
+		[SFB_CFI_E_STATE] = "bad-state-stack",
+		[SFB_CFI_E_BUDGET] = "over-budget",
+		[SFB_CFI_E_REGISTER] = "bad-register",
+		[SFB_CFI_E_EXPR] = "bad-expression",
+		[SFB_CFI_E_LEB] = "bad-leb128",
+	};
+	return SFB_NAME_OF(names, err);
+}
+
+/* ---- Checked reads ------------------------------------------------------ */
+
+/* Read width bytes at *at, below end; advance *at. */
+static bool get(const struct sfb_bytes *b, uint64_t *at, uint64_t end, unsigned width,
+		uint64_t *out)
+{
+	if (*at > end || end - *at < width || !sfb_get(b, *at, width, out))
+		return false;
+	*at += width;
+	return true;
+}
+
+/* A ULEB128 or SLEB128 number at *at, below end: at most 10 bytes, the
+ * last of which may only carry bit 63. */
+static int get_leb(const struct sfb_bytes *b, uint64_t *at, uint64_t end, bool sgn,
+		   uint64_t *out)
+{
+	uint64_t v = 0, byte;
+	for (unsigned i = 0, shift = 0; i < 10; i++, shift += 7) {
+		if (!get(b, at, end, 1, &byte))
+			return SFB_CFI_E_TRUNCATED;
+		v |= (byte & 0x7f) << shift;
+		if (byte & 0x80)
+			continue;
+		if (i == 9) {
+			if (sgn ? byte != 0 && byte != 0x7f : byte > 1)
+				return SFB_CFI_E_LEB;
+		} else if (sgn && (byte & 0x40)) {
+			v |= ~(uint64_t)0 << (shift + 7);
+		}
+		*out = v;
+		return SFB_CFI_OK;
+	}
+	return SFB_CFI_E_LEB;
+}
+
+static int get_uleb(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint64_t *out)
+{
+	return get_leb(b, at, end, false, out);
+}
+
+static int get_sleb(const struct sfb_bytes *b, uint64_t *at, uint64_t end, int64_t *out)
+{
+	uint64_t v;
+	int err = get_leb(b, at, end, true, &v);
+	*out = (int64_t)v;
+	return err;
+}
+
+/* Whether enc is a pointer encoding this decoder reads: a 64-bit target's
+ * formats, applied absolutely, pc-relative or data-relative.  textrel and
+ * funcrel have no base an unwinder knows, aligned no use in .eh_frame. */
+static bool enc_ok(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case PE_ABSPTR: case PE_ULEB128: case PE_UDATA2: case PE_UDATA4: case PE_UDATA8:
+	case PE_SLEB128: case PE_SDATA2: case PE_SDATA4: case PE_SDATA8:
+		break;
+	default:
+		return false;
+	}
+	uint8_t appl = enc & PE_APPL_MASK;
+	return appl == 0 || appl == PE_PCREL || appl == PE_DATAREL;
+}
+
+/* A pointer encoded with enc at *at (below end) in b, whose byte 0 is at
+ * address sec_addr; data_base is the datarel base.  Indirection is the
+ * caller's business (only a personality pointer may have it). */
+static int get_ptr(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t enc,
+		   uint64_t sec_addr, uint64_t data_base, uint64_t *out, int bad_enc)
+{
+	uint64_t field = sec_addr + *at, v;
+	int64_t sv;
+	int err;
+	if (!enc_ok(enc))
+		return bad_enc;
+	switch (enc & 0x0f) {
+	case PE_ULEB128:
+		if ((err = get_uleb(b, at, end, &v)))
+			return err;
+		break;
+	case PE_SLEB128:
+		if ((err = get_sleb(b, at, end, &sv)))
+			return err;
+		v = (uint64_t)sv;
+		break;
+	default: {
+		static const uint8_t width[16] = {
+			[PE_ABSPTR] = 8, [PE_UDATA2] = 2, [PE_UDATA4] = 4, [PE_UDATA8] = 8,
+			[PE_SDATA2] = 2, [PE_SDATA4] = 4, [PE_SDATA8] = 8,
+		};
+		unsigned w = width[enc & 0x0f];
+		if (!get(b, at, end, w, &v))
+			return SFB_CFI_E_TRUNCATED;
+		if (enc & 0x08)
+			v = (uint64_t)sfb_sext(v, w);
+	}
+	}
+	switch (enc & PE_APPL_MASK) {
+	case PE_PCREL: v += field; break;
+	case PE_DATAREL: v += data_base; break;
+	}
+	*out = v;
+	return SFB_CFI_OK;
+}
+
+/* ---- .eh_frame_hdr ------------------------------------------------------ */
+
+/* Table entry i: initial location and FDE address. */
+static void table_entry(const struct sfb_cfi_section *s, uint32_t i, uint64_t *pc,
+			uint64_t *fde)
+{
+	uint64_t at = (uint64_t)s->table_off + (uint64_t)i * 8, a = 0, f = 0;
+	/* In bounds: sfb_cfi_load() checked the table's size. */
+	(void)sfb_get(&s->hdr, at, 4, &a);
+	(void)sfb_get(&s->hdr, at + 4, 4, &f);
+	*pc = s->hdr_addr + (uint64_t)sfb_sext(a, 4);
+	*fde = s->hdr_addr + (uint64_t)sfb_sext(f, 4);
+}
+
+int sfb_cfi_load(struct sfb_cfi_section *s, const void *hdr, size_t hdr_len,
+		 uint64_t hdr_addr, uint64_t frame_limit, uintptr_t addr_base)
+{
+	memset(s, 0, sizeof *s);
+	if (!hdr)
+		return SFB_CFI_E_NO_TABLE;
+	s->hdr = (struct sfb_bytes){ .p = hdr, .len = hdr_len };
+	s->hdr_addr = hdr_addr;
+	const struct sfb_bytes *h = &s->hdr;
+	uint64_t version, eptr_enc, count_enc, table_enc, eptr, count, at = 0;
+	if (!get(h, &at, hdr_len, 1, &version) || !get(h, &at, hdr_len, 1, &eptr_enc) ||
+	    !get(h, &at, hdr_len, 1, &count_enc) || !get(h, &at, hdr_len, 1, &table_enc))
+		return SFB_CFI_E_HDR;
+	if (version != 1 || eptr_enc == PE_OMIT || (eptr_enc & PE_INDIRECT))
+		return SFB_CFI_E_HDR;
+	if (get_ptr(h, &at, hdr_len, (uint8_t)eptr_enc, hdr_addr, hdr_addr, &eptr,
+		    SFB_CFI_E_HDR))
+		return SFB_CFI_E_HDR;
+	/* The linker writes no table (omit encodings) when it could not sort
+	 * the FDEs; a table of another encoding cannot be binary-searched
+	 * in place. */
+	if (count_enc == PE_OMIT || table_enc != PE_TABLE)
+		return SFB_CFI_E_NO_TABLE;
+	if ((count_enc & (PE_APPL_MASK | PE_INDIRECT)) ||
+	    get_ptr(h, &at, hdr_len, (uint8_t)count_enc, 0, 0, &count, SFB_CFI_E_HDR))
+		return SFB_CFI_E_HDR;
+	if (count > UINT32_MAX || count > (hdr_len - at) / 8)
+		return SFB_CFI_E_HDR;
+	if (frame_limit <= eptr)
+		return SFB_CFI_E_HDR;
+	uint64_t flen = frame_limit - eptr;
+	s->frame = (struct sfb_bytes){
+		.p = (const uint8_t *)(uintptr_t)(eptr + addr_base),
+		.len = flen > FRAME_MAX ? FRAME_MAX : (size_t)flen,
+	};
+	s->frame_addr = eptr;
+	s->fde_count = (uint32_t)count;
+	s->table_off = (uint32_t)at;
+
+	/* Sorted by initial location (the binary search needs it), every FDE
+	 * inside .eh_frame (sfb_cfi_find() relies on it). */
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < s->fde_count; i++) {
+		uint64_t pc, fde;
+		table_entry(s, i, &pc, &fde);
+		if (i && pc < prev)
+			goto unsearchable;
+		prev = pc;
+		if (fde < eptr || fde - eptr >= s->frame.len)
+			goto bad;
+	}
+	return SFB_CFI_OK;
+unsearchable:
+	memset(s, 0, sizeof *s);
+	return SFB_CFI_E_NO_TABLE;
+bad:
+	memset(s, 0, sizeof *s);
+	return SFB_CFI_E_HDR;
+}
+
+/* ---- CIE and FDE -------------------------------------------------------- */
+
+/* An entry's length field at off: *at is left at the CIE id / CIE
+ * pointer, *end at the entry's end, *idw is that field's width. */
+static int entry_bounds(const struct sfb_bytes *b, uint64_t off, uint64_t *at,
+			uint64_t *end, unsigned *idw, int zero_err)
+{
+	uint64_t len;
+	*at = off;
+	if (!get(b, at, b->len, 4, &len))
+		return SFB_CFI_E_TRUNCATED;
+	*idw = 4;
+	if (len == 0xffffffffu) {
+		if (!get(b, at, b->len, 8, &len))
+			return SFB_CFI_E_TRUNCATED;
+		*idw = 8;
+	}
+	if (len == 0)
+		return zero_err; /* the terminator, where an entry was expected */
+	if (len > b->len - *at || len < *idw)
+		return SFB_CFI_E_TRUNCATED;
+	*end = *at + len;
+	return SFB_CFI_OK;
+}
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint32_t ra_column;
+	uint32_t insns, insns_end;
+	uint8_t enc;             /* FDE pointer encoding ('R') */
+	uint8_t aug_z, signal, pauth_b;
+};
+
+static int parse_cie(const struct sfb_cfi_section *s, uint64_t off, struct cie *c)
+{
+	const struct sfb_bytes *b = &s->frame;
+	uint64_t at, end, id, version, v;
+	unsigned idw;
+	int err = entry_bounds(b, off, &at, &end, &idw, SFB_CFI_E_FDE);
+	if (err)
+		return err;
+	if (!get(b, &at, end, idw, &id))
+		return SFB_CFI_E_TRUNCATED;
+	if (id != 0)
+		return SFB_CFI_E_FDE; /* the FDE's CIE pointer leads to another FDE */
+	if (!get(b, &at, end, 1, &version))
+		return SFB_CFI_E_TRUNCATED;
+	if (version != 1 && version != 3 && version != 4)
+		return SFB_CFI_E_CIE;
+	/* The augmentation string: letters kept in a small array, which is
+	 * all a CIE the decoder understands needs ("zPLRSBG" at most). */
+	char aug[8];
+	unsigned naug = 0;
+	for (;;) {
+		if (!get(b, &at, end, 1, &v))
+			return SFB_CFI_E_TRUNCATED;
+		if (v == 0)
+			break;
+		if (naug == sizeof aug)
+			return SFB_CFI_E_CIE;
+		aug[naug++] = (char)v;
+	}
+	/* "eh": a pointer-sized field of old gcc, not read. */
+	if (naug >= 2 && aug[0] == 'e' && aug[1] == 'h')
+		return SFB_CFI_E_CIE;
+	if (version == 4) {
+		uint64_t asize, ssize;
+		if (!get(b, &at, end, 1, &asize) || !get(b, &at, end, 1, &ssize))
+			return SFB_CFI_E_TRUNCATED;
+		if (asize != 8 || ssize != 0)
+			return SFB_CFI_E_CIE;
+	}
+	if ((err = get_uleb(b, &at, end, &c->code_align)) ||
+	    (err = get_sleb(b, &at, end, &c->data_align)))
+		return err;
+	if (c->code_align == 0)
+		return SFB_CFI_E_CIE;
+	if (version == 1) {
+		if (!get(b, &at, end, 1, &v))
+			return SFB_CFI_E_TRUNCATED;
+	} else if ((err = get_uleb(b, &at, end, &v))) {
+		return err;
+	}
+	if (v >= SFB_CFI_REGS)
+		return SFB_CFI_E_REGISTER;
+	c->ra_column = (uint32_t)v;
+	c->enc = PE_ABSPTR;
+	c->aug_z = c->signal = c->pauth_b = 0;
+	if (naug && aug[0] == 'z') {
+		uint64_t alen, aend;
+		if ((err = get_uleb(b, &at, end, &alen)))
+			return err;
+		if (alen > end - at)
+			return SFB_CFI_E_CIE;
+		aend = at + alen;
+		c->aug_z = 1;
+		for (unsigned i = 1; i < naug; i++) {
+			uint64_t e, skip;
+			switch (aug[i]) {
+			case 'R':
+				if (!get(b, &at, aend, 1, &e))
+					return SFB_CFI_E_CIE;
+				if ((e & PE_INDIRECT) || !enc_ok((uint8_t)e))
+					return SFB_CFI_E_CIE;
+				c->enc = (uint8_t)e;
+				break;
+			case 'P': /* the personality routine: skipped */
+				if (!get(b, &at, aend, 1, &e) ||
+				    get_ptr(b, &at, aend, (uint8_t)(e & ~PE_INDIRECT), 0, 0, &skip,
+					    SFB_CFI_E_CIE))
+					return SFB_CFI_E_CIE;
+				break;
+			case 'L': /* the LSDA's encoding: its pointer is in the FDE */
+				if (!get(b, &at, aend, 1, &e))
+					return SFB_CFI_E_CIE;
+				break;
+			case 'S': c->signal = 1; break;
+			case 'B': c->pauth_b = 1; break;
+			case 'G': break; /* AArch64 MTE tagged frames: no effect here */
+			default:
+				/* Unknown: its data, and any after it, are
+				 * covered by the augmentation length. */
+				i = naug;
+				break;
+			}
+		}
+		at = aend;
+	} else if (naug) {
+		return SFB_CFI_E_CIE;
+	}
+	c->insns = (uint32_t)at;
+	c->insns_end = (uint32_t)end;
+	return SFB_CFI_OK;
+}
+
+/* The FDE at offset off of .eh_frame, with its CIE. */
+static int parse_fde(const struct sfb_cfi_section *s, uint64_t off, struct sfb_cfi_fde *f)
+{
+	const struct sfb_bytes *b = &s->frame;
+	uint64_t at, end, cptr, begin, range;
+	unsigned idw;
+	struct cie c;
+	int err = entry_bounds(b, off, &at, &end, &idw, SFB_CFI_E_FDE);
+	if (err)
+		return err;
+	uint64_t field = at;
+	if (!get(b, &at, end, idw, &cptr))
+		return SFB_CFI_E_TRUNCATED;
+	/* Relative to the field, backwards; 0 marks a CIE. */
+	if (cptr == 0 || cptr > field)
+		return SFB_CFI_E_FDE;
+	if ((err = parse_cie(s, field - cptr, &c)))
+		return err;
+	if ((err = get_ptr(b, &at, end, c.enc, s->frame_addr, s->hdr_addr, &begin,
+			   SFB_CFI_E_CIE)) ||
+	    (err = get_ptr(b, &at, end, c.enc & 0x0f, 0, 0, &range, SFB_CFI_E_CIE)))
+		return err;
+	if (begin + range < begin)
+		return SFB_CFI_E_FDE;
+	if (c.aug_z) {
+		uint64_t alen;
+		if ((err = get_uleb(b, &at, end, &alen)))
+			return err;
+		if (alen > end - at)
+			return SFB_CFI_E_FDE;
+		at += alen;
+	}
+	f->pc_begin = begin;
+	f->pc_end = begin + range;
+	f->code_align = c.code_align;
+	f->data_align = c.data_align;
+	f->ra_column = c.ra_column;
+	f->cie_insns = c.insns;
+	f->cie_insns_end = c.insns_end;
+	f->fde_insns = (uint32_t)at;
+	f->fde_insns_end = (uint32_t)end;
+	f->ptr_enc = c.enc;
+	f->signal_frame = c.signal;
+	f->pauth_b = c.pauth_b;
+	return SFB_CFI_OK;
+}
+
+int sfb_cfi_find(const struct sfb_cfi_section *s, uint64_t pc, struct sfb_cfi_fde *fde)
+{
+	uint32_t lo = 0, hi = s->fde_count;
+	uint64_t start, addr;
+	/* The last entry starting at or before pc. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		table_entry(s, mid, &start, &addr);
+		if (start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return SFB_CFI_E_NOT_FOUND;
+	table_entry(s, lo - 1, &start, &addr);
+	int err = parse_fde(s, addr - s->frame_addr, fde);
+	if (err)
+		return err;
+	if (pc < fde->pc_begin || pc >= fde->pc_end)
+		return SFB_CFI_E_NOT_FOUND;
+	return SFB_CFI_OK;
+}
+
+/* ---- The CFA instruction interpreter ------------------------------------ */
+
+/* A register's rule in 32 bits, so that the interpreter's states (the
+ * current one, the CIE's, SFB_CFI_STATE_DEPTH remembered) take about 1 KiB
+ * of a signal stack: kind in bits 0-2, bit 3 set when an instruction gave
+ * the rule (readelf's "u" columns have it clear), and a signed 28-bit
+ * argument in bits 4-31: the CFA offset, the register, or the offset in
+ * .eh_frame of the expression block (its ULEB128 length, read again when
+ * the row is built). */
+typedef uint32_t rule_t;
+enum { R_SAME, R_UNDEFINED, R_OFFSET, R_VAL_OFFSET, R_REGISTER, R_EXPR, R_VAL_EXPR };
+#define RULE_SET 8u
+#define RULE_ARG_MAX ((1 << 27) - 1)
+
+static rule_t mkrule(unsigned kind, int32_t arg)
+{
+	return kind | RULE_SET | (uint32_t)arg << 4;
+}
+
+static unsigned rule_kind(rule_t r) { return r & 7; }
+static int32_t rule_arg(rule_t r) { return (int32_t)r >> 4; }
+
+/* What DW_CFA_remember_state saves: every rule, the CFA's included (as
+ * gcc's unwinder and readelf do).  The CFA's register and offset are kept
+ * while an expression defines it: DW_CFA_def_cfa_register after
+ * DW_CFA_def_cfa_expression goes back to them (hand-written assembly in
+ * libgcrypt does so), and DW_CFA_def_cfa_offset changes the offset
+ * without ending the expression, as in gcc's unwinder and readelf. */
+struct rules {
+	struct sfb_loc cfa;             /* register + offset */
+	struct sfb_loc cfa_expr;        /* kind SFB_LOC_DWARF while in force */
+	rule_t reg[SFB_CFI_REGS];
+	uint8_t ra_signed;
+};
+
+struct interp {
+	const struct sfb_cfi_section *s;
+	const struct sfb_cfi_fde *f;
+	struct sfb_cfi_table_row *row;  /* pc_lo, pc_hi, args_size */
+	uint64_t pc, loc;
+	unsigned ops, depth;
+	struct rules cur;
+	struct rules init;              /* after the CIE's instructions */
+	struct rules stack[SFB_CFI_STATE_DEPTH];
+};
+
+/* Register n's rule; rules for registers past the tracked ones are
+ * dropped (the RA column never is: parse_cie() checked it). */
+static void set_rule(struct interp *in, uint64_t n, rule_t r)
+{
+	if (n < SFB_CFI_REGS)
+		in->cur.reg[n] = r;
+}
+
+/* A CFA-relative rule: the offset must fit the rule's argument. */
+static int offset_rule(unsigned kind, int32_t off, rule_t *r)
+{
+	if (off < -RULE_ARG_MAX - 1 || off > RULE_ARG_MAX)
+		return SFB_CFI_E_REGISTER;
+	*r = mkrule(kind, off);
+	return SFB_CFI_OK;
+}
+
+/* v * data_align as a row offset. */
+static int factored(const struct interp *in, int64_t v, int32_t *out)
+{
+	int64_t r;
+	if (__builtin_mul_overflow(v, in->f->data_align, &r) || r < INT32_MIN || r > INT32_MAX)
+		return SFB_CFI_E_REGISTER;
+	*out = (int32_t)r;
+	return SFB_CFI_OK;
+}
+
+static int ufactored(const struct interp *in, uint64_t v, int32_t *out)
+{
+	if (v > INT32_MAX)
+		return SFB_CFI_E_REGISTER;
+	return factored(in, (int64_t)v, out);
+}
+
+/* Move to location 'to'; ROW_DONE once past the PC. */
+static int move_to(struct interp *in, uint64_t to, bool cie)
+{
+	if (cie)
+		return SFB_CFI_E_OPCODE; /* a CIE's rules hold from the FDE's start */
+	if (to < in->loc)
+		return SFB_CFI_E_FDE;
+	if (to > in->pc) {
+		if (to < in->row->pc_hi)
+			in->row->pc_hi = to;
+		return ROW_DONE;
+	}
+	in->loc = in->row->pc_lo = to;
+	return SFB_CFI_OK;
+}
+
+static int advance(struct interp *in, uint64_t delta, bool cie)
+{
+	uint64_t d;
+	if (__builtin_mul_overflow(delta, in->f->code_align, &d) || in->loc + d < in->loc)
+		return cie ? SFB_CFI_E_OPCODE : SFB_CFI_E_FDE;
+	return move_to(in, in->loc + d, cie);
+}
+
+/* An expression block (ULEB128 length, bytes) at *at: its location
+ * (SFB_LOC_DWARF: offset of the bytes, length).  *at is left past it. */
+static int block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t deref,
+		 struct sfb_loc *loc)
+{
+	uint64_t len;
+	int err = get_uleb(b, at, end, &len);
+	if (err)
+		return err;
+	if (len > end - *at)
+		return SFB_CFI_E_TRUNCATED;
+	if (len > UINT16_MAX)
+		return SFB_CFI_E_EXPR;
+	*loc = (struct sfb_loc){ .kind = SFB_LOC_DWARF, .deref = deref, .reg = (uint16_t)len,
+				 .off = (int32_t)*at };
+	*at += len;
+	return SFB_CFI_OK;
+}
+
+#define TRY(x) do { if ((err = (x))) return err; } while (0)
+
+/* The CFA offset operand at *at: unsigned and not factored
+ * (DW_CFA_def_cfa, def_cfa_offset), or signed and factored (their _sf
+ * forms). */
+static int cfa_offset_operand(const struct interp *in, uint64_t *at, uint64_t end, bool sf,
+			      int32_t *off)
+{
+	const struct sfb_bytes *b = &in->s->frame;
+	int err;
+	if (!sf) {
+		uint64_t v;
+		TRY(get_uleb(b, at, end, &v));
+		if (v > INT32_MAX)
+			return SFB_CFI_E_REGISTER;
+		*off = (int32_t)v;
+		return SFB_CFI_OK;
+	}
+	int64_t sv;
+	TRY(get_sleb(b, at, end, &sv));
+	return factored(in, sv, off);
+}
+
+/* Run the instructions in [at, end) of .eh_frame.  SFB_CFI_OK at their
+ * end, ROW_DONE when the next row starts after the PC, else an error. */
+static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
+{
+	const struct sfb_bytes *b = &in->s->frame;
+	struct rules *cur = &in->cur;
+	int err;
+	while (at < end) {
+		uint64_t op, n, v, r2, blk;
+		int64_t sv;
+		int32_t off;
+		rule_t rule;
+		struct sfb_loc loc;
+		if (++in->ops > SFB_CFI_MAX_OPS)
+			return SFB_CFI_E_BUDGET;
+		if (!get(b, &at, end, 1, &op))
+			return SFB_CFI_E_TRUNCATED;
+		switch (op >> 6) {
+		case 1: /* DW_CFA_advance_loc */
+			TRY(advance(in, op & 0x3f, cie));
+			continue;
+		case 2: /* DW_CFA_offset */
+			TRY(get_uleb(b, &at, end, &v));
+			TRY(ufactored(in, v, &off));
+			TRY(offset_rule(R_OFFSET, off, &rule));
+			set_rule(in, op & 0x3f, rule);
+			continue;
+		case 3: /* DW_CFA_restore */
+			n = op & 0x3f;
+			goto restore;
+		}
+		switch (op) {
+		case 0x00: /* DW_CFA_nop */
+			break;
+		case 0x01: /* DW_CFA_set_loc */
+			TRY(get_ptr(b, &at, end, in->f->ptr_enc, in->s->frame_addr, in->s->hdr_addr,
+				    &v, SFB_CFI_E_CIE));
+			TRY(move_to(in, v, cie));
+			break;
+		case 0x02: /* DW_CFA_advance_loc1 */
+		case 0x03: /* DW_CFA_advance_loc2 */
+		case 0x04: /* DW_CFA_advance_loc4 */
+		case 0x1d: /* DW_CFA_MIPS_advance_loc8 */
+			if (!get(b, &at, end, op == 0x1d ? 8 : 1u << (op - 2), &v))
+				return SFB_CFI_E_TRUNCATED;
+			TRY(advance(in, v, cie));
+			break;
+		case 0x05: /* DW_CFA_offset_extended */
+		case 0x14: /* DW_CFA_val_offset */
+		case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
+			TRY(get_uleb(b, &at, end, &n));
+			TRY(get_uleb(b, &at, end, &v));
+			TRY(ufactored(in, v, &off));
+			if (op == 0x2f) {
+				if (off == INT32_MIN)
+					return SFB_CFI_E_REGISTER;
+				off = -off;
+			}
+			TRY(offset_rule(op == 0x14 ? R_VAL_OFFSET : R_OFFSET, off, &rule));
+			set_rule(in, n, rule);
+			break;
+		case 0x11: /* DW_CFA_offset_extended_sf */
+		case 0x15: /* DW_CFA_val_offset_sf */
+			TRY(get_uleb(b, &at, end, &n));
+			TRY(get_sleb(b, &at, end, &sv));
+			TRY(factored(in, sv, &off));
+			TRY(offset_rule(op == 0x11 ? R_OFFSET : R_VAL_OFFSET, off, &rule));
+			set_rule(in, n, rule);
+			break;
+		case 0x06: /* DW_CFA_restore_extended */
+			TRY(get_uleb(b, &at, end, &n));
+		restore:
+			if (n < SFB_CFI_REGS)
+				cur->reg[n] = cie ? R_SAME : in->init.reg[n];
+			break;
+		case 0x07: /* DW_CFA_undefined */
+		case 0x08: /* DW_CFA_same_value */
+			TRY(get_uleb(b, &at, end, &n));
+			set_rule(in, n, mkrule(op == 0x07 ? R_UNDEFINED : R_SAME, 0));
+			break;
+		case 0x09: /* DW_CFA_register */
+			TRY(get_uleb(b, &at, end, &n));
+			TRY(get_uleb(b, &at, end, &r2));
+			if (n < SFB_CFI_REGS && r2 >= SFB_CFI_REGS)
+				return SFB_CFI_E_REGISTER;
+			set_rule(in, n, mkrule(R_REGISTER, (int32_t)(r2 & 0xffff)));
+			break;
+		case 0x0a: /* DW_CFA_remember_state */
+			if (in->depth == SFB_CFI_STATE_DEPTH)
+				return SFB_CFI_E_STATE;
+			in->stack[in->depth++] = *cur;
+			break;
+		case 0x0b: /* DW_CFA_restore_state */
+			if (in->depth == 0)
+				return SFB_CFI_E_STATE;
+			*cur = in->stack[--in->depth];
+			break;
+		case 0x0c: /* DW_CFA_def_cfa */
+		case 0x12: /* DW_CFA_def_cfa_sf */
+			TRY(get_uleb(b, &at, end, &n));
+			TRY(cfa_offset_operand(in, &at, end, op == 0x12, &off));
+			if (n >= SFB_CFI_REGS)
+				return SFB_CFI_E_REGISTER;
+			cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)n, off };
+			cur->cfa_expr.kind = SFB_LOC_SAME;
+			break;
+		case 0x0d: /* DW_CFA_def_cfa_register */
+			TRY(get_uleb(b, &at, end, &n));
+			if (n >= SFB_CFI_REGS)
+				return SFB_CFI_E_REGISTER;
+			cur->cfa.kind = SFB_LOC_EXPR;
+			cur->cfa.reg = (uint16_t)n;
+			cur->cfa_expr.kind = SFB_LOC_SAME;
+			break;
+		case 0x0e: /* DW_CFA_def_cfa_offset */
+		case 0x13: /* DW_CFA_def_cfa_offset_sf */
+			TRY(cfa_offset_operand(in, &at, end, op == 0x13, &off));
+			cur->cfa.kind = SFB_LOC_EXPR;
+			cur->cfa.off = off;
+			break;
+		case 0x0f: /* DW_CFA_def_cfa_expression */
+			TRY(block(b, &at, end, 0, &cur->cfa_expr));
+			break;
+		case 0x10: /* DW_CFA_expression */
+		case 0x16: /* DW_CFA_val_expression */
+			TRY(get_uleb(b, &at, end, &n));
+			blk = at;
+			TRY(block(b, &at, end, 0, &loc));
+			if (blk > RULE_ARG_MAX)
+				return SFB_CFI_E_EXPR;
+			set_rule(in, n, mkrule(op == 0x10 ? R_EXPR : R_VAL_EXPR, (int32_t)blk));
+			break;
+		case 0x2d: /* DW_CFA_AARCH64_negate_ra_state */
+			cur->ra_signed ^= 1;
+			break;
+		case 0x2e: /* DW_CFA_GNU_args_size */
+			TRY(get_uleb(b, &at, end, &v));
+			in->row->args_size = (int64_t)v;
+			break;
+		default:
+			return SFB_CFI_E_OPCODE;
+		}
+	}
+	return SFB_CFI_OK;
+}
+
+int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde *fde,
+		      uint64_t pc, struct sfb_cfi_table_row *out)
+{
+	if (pc < fde->pc_begin || pc >= fde->pc_end)
+		return SFB_CFI_E_NOT_FOUND;
+	memset(out, 0, sizeof *out); /* every register SAME */
+	out->cfa.kind = SFB_LOC_UNDEFINED;
+	out->pc_lo = fde->pc_begin;
+	out->pc_hi = fde->pc_end;
+	out->ra_column = fde->ra_column;
+	out->signal_frame = fde->signal_frame;
+	out->pauth_b = fde->pauth_b;
+	/* Set field by field: the state stack needs no clearing. */
+	struct interp in;
+	in.s = s;
+	in.f = fde;
+	in.row = out;
+	in.pc = pc;
+	in.loc = fde->pc_begin;
+	in.ops = in.depth = 0;
+	memset(&in.cur, 0, sizeof in.cur); /* every register R_SAME, not given */
+	in.cur.cfa.kind = SFB_LOC_UNDEFINED;
+	int err = run(&in, fde->cie_insns, fde->cie_insns_end, true);
+	if (err)
+		return err;
+	in.init = in.cur;
+	err = run(&in, fde->fde_insns, fde->fde_insns_end, false);
+	if (err != SFB_CFI_OK && err != ROW_DONE)
+		return err;
+
+	/* The row, from the compact rules. */
+	out->cfa = in.cur.cfa_expr.kind == SFB_LOC_DWARF ? in.cur.cfa_expr : in.cur.cfa;
+	out->ra_signed = in.cur.ra_signed;
+	for (unsigned n = 0; n < SFB_CFI_REGS; n++) {
+		rule_t r = in.cur.reg[n];
+		if (r == 0)
+			continue; /* no rule given: SAME, as out was cleared */
+		int32_t arg = rule_arg(r);
+		struct sfb_loc *l = &out->reg[n];
+		out->explicit_regs |= (uint64_t)1 << n;
+		switch (rule_kind(r)) {
+		case R_SAME: break;
+		case R_UNDEFINED: l->kind = SFB_LOC_UNDEFINED; break;
+		case R_OFFSET:
+		case R_VAL_OFFSET:
+			*l = (struct sfb_loc){ SFB_LOC_EXPR, rule_kind(r) == R_OFFSET, SFB_REG_CFA, arg };
+			break;
+		case R_REGISTER:
+			*l = (struct sfb_loc){ .kind = SFB_LOC_REGISTER, .reg = (uint16_t)arg };
+			break;
+		default: {
+			/* R_EXPR, R_VAL_EXPR: the block was checked when read. */
+			uint64_t at = (uint64_t)arg;
+			if (block(&s->frame, &at, s->frame.len, rule_kind(r) == R_EXPR, l))
+				return SFB_CFI_E_EXPR;
+		}
+		}
+	}
+	return SFB_CFI_OK;
+}
+
+int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg,
+		   struct sfb_row *row)
+{
+	struct sfb_cfi_fde f;
+	struct sfb_cfi_table_row t;
+	int err = sfb_cfi_find(s, pc, &f);
+	if (err)
+		return err;
+	if ((err = sfb_cfi_table_row(s, &f, pc, &t)))
+		return err;
+	if (f.pc_end - f.pc_begin > UINT32_MAX)
+		return SFB_CFI_E_FDE;
+	/* A row without a CFA rule cannot be applied. */
+	if (t.cfa.kind != SFB_LOC_EXPR && t.cfa.kind != SFB_LOC_DWARF)
+		return SFB_CFI_E_FDE;
+	memset(row, 0, sizeof *row);
+	row->func_start = f.pc_begin;
+	row->func_size = (uint32_t)(f.pc_end - f.pc_begin);
+	row->pc_lo = t.pc_lo;
+	row->pc_hi = t.pc_hi;
+	row->cfa = t.cfa;
+	row->ra = t.reg[t.ra_column];
+	if (fp_reg < SFB_CFI_REGS)
+		row->fp = t.reg[fp_reg];
+	row->flags = SFB_ROW_CFI;
+	if (t.signal_frame)
+		row->flags |= SFB_ROW_SIGNAL;
+	if (row->ra.kind == SFB_LOC_UNDEFINED)
+		row->flags |= SFB_ROW_OUTERMOST;
+	if (t.ra_signed)
+		row->flags |= SFB_ROW_MANGLED_RA | (t.pauth_b ? SFB_ROW_PAUTH_B : 0);
+	row->expr = s->frame.p;
+	row->expr_len = s->frame.len;
+	/* Only an instruction gives a rule other than SAME. */
+	for (uint64_t m = t.explicit_regs; m; m &= m - 1) {
+		unsigned n = (unsigned)__builtin_ctzll(m);
+		if (n == t.ra_column || n == fp_reg || t.reg[n].kind == SFB_LOC_SAME)
+			continue;
+		if (row->nregs == SFB_ROW_REGS)
+			return SFB_CFI_E_REGISTER;
+		row->regs[row->nregs++] = (struct sfb_reg_rule){ .reg = (uint16_t)n,
+								 .loc = t.reg[n] };
+	}
+	return SFB_CFI_OK;
+}
+
+/* ---- DWARF expressions -------------------------------------------------- */
+
+int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t len,
+		 const struct sfb_cfi_eval_ctx *cx, bool push_cfa, uint64_t cfa,
+		 uint64_t *out)
+{
+	if (!expr || off > expr_len || len > expr_len - off)
+		return SFB_CFI_E_EXPR;
+	/* Bounded by the expression's end: no operand is read past it. */
+	const struct sfb_bytes b = { .p = expr, .len = (size_t)off + len };
+	uint64_t st[SFB_CFI_EXPR_STACK], at = off, end = b.len, v, w;
+	int64_t sv;
+	unsigned n = 0;
+	if (push_cfa)
+		st[n++] = cfa;
+	for (unsigned ops = 0; at < end;) {
+		uint64_t op;
+		if (++ops > SFB_CFI_EXPR_OPS || !get(&b, &at, end, 1, &op))
+			return SFB_CFI_E_EXPR;
+		/* Operands: how many stack entries the operation pops. */
+		unsigned pops = 0;
+		if ((op >= 0x1a && op <= 0x1e) || op == 0x21 || op == 0x22 ||
+		    (op >= 0x24 && op <= 0x2e && op != 0x28) || op == 0x16 || op == 0x14)
+			pops = 2;
+		else if (op == 0x06 || op == 0x12 || op == 0x13 || op == 0x19 || op == 0x1f ||
+			 op == 0x20 || op == 0x23 || op == 0x94)
+			pops = 1;
+		else if (op == 0x17)
+			pops = 3;
+		if (n < pops)
+			return SFB_CFI_E_EXPR;
+		uint64_t *t = &st[n - (n ? 1 : 0)];   /* top, when there is one */
+		uint64_t a = n >= 2 ? t[-1] : 0;        /* second, for binary ops */
+		bool push = false;
+		if (op >= 0x30 && op <= 0x4f) { /* DW_OP_lit0..31 */
+			v = op - 0x30;
+			push = true;
+		} else if ((op >= 0x70 && op <= 0x8f) || op == 0x92) { /* DW_OP_breg0..31, bregx */
+			uint64_t reg = op - 0x70;
+			if (op == 0x92 && get_uleb(&b, &at, end, &reg))
+				return SFB_CFI_E_EXPR;
+			if (get_sleb(&b, &at, end, &sv) || reg > UINT32_MAX || !cx || !cx->reg ||
+			    !cx->reg(cx->arg, (unsigned)reg, &v))
+				return SFB_CFI_E_EXPR;
+			v += (uint64_t)sv;
+			push = true;
+		} else {
+			switch (op) {
+			case 0x03: /* DW_OP_addr */
+			case 0x08: case 0x09: case 0x0a: case 0x0b: /* const1u/s, const2u/s */
+			case 0x0c: case 0x0d: case 0x0e: case 0x0f: { /* const4u/s, const8u/s */
+				unsigned wd = op == 0x03 ? 8 : 1u << ((op - 0x08) / 2);
+				if (!get(&b, &at, end, wd, &v))
+					return SFB_CFI_E_EXPR;
+				if (op != 0x03 && (op & 1))
+					v = (uint64_t)sfb_sext(v, wd);
+				push = true;
+				break;
+			}
+			case 0x10: /* DW_OP_constu */
+				if (get_uleb(&b, &at, end, &v))
+					return SFB_CFI_E_EXPR;
+				push = true;
+				break;
+			case 0x11: /* DW_OP_consts */
+				if (get_sleb(&b, &at, end, &sv))
+					return SFB_CFI_E_EXPR;
+				v = (uint64_t)sv;
+				push = true;
+				break;
+			case 0x12: /* DW_OP_dup */
+				v = *t;
+				push = true;
+				break;
+			case 0x13: /* DW_OP_drop */
+				n--;
+				break;
+			case 0x14: /* DW_OP_over */
+				v = a;
+				push = true;
+				break;
+			case 0x15: /* DW_OP_pick */
+				if (!get(&b, &at, end, 1, &w) || w >= n)
+					return SFB_CFI_E_EXPR;
+				v = st[n - 1 - w];
+				push = true;
+				break;
+			case 0x16: /* DW_OP_swap */
+				t[-1] = *t;
+				*t = a;
+				break;
+			case 0x17: /* DW_OP_rot: top to third, second and third up */
+				v = *t;
+				*t = t[-1];
+				t[-1] = t[-2];
+				t[-2] = v;
+				break;
+			case 0x06: /* DW_OP_deref */
+			case 0x94: { /* DW_OP_deref_size */
+				uint64_t size = 8;
+				if (op == 0x94 && (!get(&b, &at, end, 1, &size) || size == 0 || size > 8))
+					return SFB_CFI_E_EXPR;
+				if (!cx || !cx->mem || !cx->mem(cx->arg, *t, &v))
+					return SFB_CFI_E_EXPR;
+				/* The word's first size bytes, on this little- or
+				 * big-endian host. */
+				if (size < 8) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+					v >>= 64 - 8 * size;
+#else
+					v &= ((uint64_t)1 << (8 * size)) - 1;
+#endif
+				}
+				*t = v;
+				break;
+			}
+			case 0x19: /* DW_OP_abs */
+				if ((int64_t)*t < 0)
+					*t = -*t;
+				break;
+			case 0x1f: /* DW_OP_neg */
+				*t = -*t;
+				break;
+			case 0x20: /* DW_OP_not */
+				*t = ~*t;
+				break;
+			case 0x23: /* DW_OP_plus_uconst */
+				if (get_uleb(&b, &at, end, &v))
+					return SFB_CFI_E_EXPR;
+				*t += v;
+				break;
+			case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21: case 0x22:
+			case 0x24: case 0x25: case 0x26: case 0x27: case 0x29: case 0x2a: case 0x2b:
+			case 0x2c: case 0x2d: case 0x2e: {
+				/* Binary: a = second, b2 = top; the result replaces both. */
+				uint64_t b2 = *t;
+				int64_t sa = (int64_t)a, sb = (int64_t)b2;
+				switch (op) {
+				case 0x1a: v = a & b2; break;
+				case 0x1b: /* DW_OP_div, signed */
+					if (sb == 0)
+						return SFB_CFI_E_EXPR;
+					v = sb == -1 ? -a : (uint64_t)(sa / sb);
+					break;
+				case 0x1c: v = a - b2; break;
+				case 0x1d: /* DW_OP_mod */
+					if (b2 == 0)
+						return SFB_CFI_E_EXPR;
+					v = a % b2;
+					break;
+				case 0x1e: v = a * b2; break;
+				case 0x21: v = a | b2; break;
+				case 0x22: v = a + b2; break;
+				case 0x24: v = b2 >= 64 ? 0 : a << b2; break;
+				case 0x25: v = b2 >= 64 ? 0 : a >> b2; break;
+				case 0x26: v = (uint64_t)(sa >> (b2 >= 64 ? 63 : b2)); break;
+				case 0x27: v = a ^ b2; break;
+				case 0x29: v = sa == sb; break;
+				case 0x2a: v = sa >= sb; break;
+				case 0x2b: v = sa > sb; break;
+				case 0x2c: v = sa <= sb; break;
+				case 0x2d: v = sa < sb; break;
+				default: v = sa != sb; break;
+				}
+				n--;
+				st[n - 1] = v;
+				break;
+			}
+			case 0x2f: /* DW_OP_skip */
+			case 0x28: { /* DW_OP_bra */
+				if (!get(&b, &at, end, 2, &w))
+					return SFB_CFI_E_EXPR;
+				bool jump = true;
+				if (op == 0x28) {
+					if (n == 0)
+						return SFB_CFI_E_EXPR;
+					jump = st[--n] != 0;
+				}
+				int64_t to = (int64_t)at + sfb_sext(w, 2);
+				if (to < (int64_t)off || (uint64_t)to > end)
+					return SFB_CFI_E_EXPR;
+				if (jump)
+					at = (uint64_t)to;
+				break;
+			}
+			case 0x96: /* DW_OP_nop */
+				break;
+			default:
+				/* Register locations (DW_OP_reg*), pieces, calls,
+				 * TLS and typed operations have no place in CFI. */
+				return SFB_CFI_E_EXPR;
+			}
+		}
+		if (push) {
+			if (n == SFB_CFI_EXPR_STACK)
+				return SFB_CFI_E_EXPR;
+			st[n++] = v;
+		}
+	}
+	if (n == 0)
+		return SFB_CFI_E_EXPR;
+	*out = st[n - 1];
+	return SFB_CFI_OK;
+}

@@ -1,0 +1,860 @@
+/* The walker: from one frame's registers to the caller's, until a stop.
+ *
+ * Each step finds the object holding the PC (objcache.h), asks it for the
+ * row that covers the PC, from whichever source has one (SFrame, else
+ * .eh_frame CFI; sfb_object_row()), or falls back to the frame-pointer
+ * row where that is allowed, and applies the row: the CFA, then the
+ * caller's RA, FP and saved registers relative to it.  Two paths do this
+ * (docs/DESIGN.md, "The walker"):
+ * - the fast path applies memoised rows (rowmemo.h) to consecutive return
+ *   addresses, with the walk's state in registers;
+ * - the general path, general_step(), does everything else and gives the
+ *   stop reason.
+ * Invariants: every stack read goes through memread.h, and every step is
+ * validated, so a corrupted stack ends the walk with a reason, never a
+ * fault or a loop: the stack pointer strictly increases except across
+ * signal frames, whose number is bounded. */
+#include "walk/walk.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "rows/cfi.h"
+#include "objects/objcache.h"
+#include "walk/rowmemo.h"
+#include "rows/sframe_format.h"
+
+/* On a stack of FP-based rows each frame's CFA waits for the saved FP
+ * that the frame below loaded, so a sample's fast path prefetches the
+ * stack this far above each such CFA (about two frames ahead;
+ * docs/SPEED.md).  SP-based rows need none: their CFAs do not wait for the
+ * stack. */
+#define STACK_PREFETCH_AHEAD 128
+
+/* A CFA further than this above the stack pointer is not a frame. */
+#define MAX_FRAME_SIZE (256u << 20)
+#define MAX_SIGNAL_FRAMES 64
+
+/* Objects a walk has confirmed and copied (objcache.h): stacks bounce
+ * between a program and a few libraries, and each object is confirmed
+ * once per walk, never longer, so that no copy outlives a dlclose() that
+ * returned before the walk began.  Kept objects are not copied: objs[]
+ * then points at their kept description. */
+#define WALK_OBJECTS 4
+
+/* Callee-saved registers are tracked by DWARF number below this. */
+#define TRACKED_REGS 32
+_Static_assert(SFB_CALLEE_SAVED < (1ull << TRACKED_REGS), "tracked registers fit");
+
+struct walker {
+	struct sfb_mem mem;
+	const struct sfb_object *objs[WALK_OBJECTS];
+	struct sfb_object copies[WALK_OBJECTS];
+	unsigned nobj, last, next_obj;
+	unsigned flags;
+	/* Added to an object's epoch for the memo: a walk that refuses
+	 * .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its rows apart, so that the
+	 * fast path never applies a CFI row for it. */
+	uint32_t epoch_add;
+	/* The last PC no object holds, and why: the fast path and the
+	 * general path may both ask about it, and it costs a lookup. */
+	uintptr_t miss_pc;
+	int miss_stop;
+	struct sfb_saved_regs saved; /* the last signal frame's registers */
+	/* Callee-saved registers other than SP and FP whose caller's values
+	 * CFI rows gave (bit n: val[n]); none after an SFrame or memoised
+	 * row, which do not say where they were saved. */
+	uint64_t known;
+	uintptr_t val[TRACKED_REGS];
+	/* Memoised rows are used (the fast path, and exact-PC rows on the
+	 * general path); lost_regs: one of them left registers unknown that a
+	 * CFI row would have said (sfb_walk()). */
+	bool memo, lost_regs;
+	/* What the next sample fetches ahead (rowmemo.h, the recall): the
+	 * pairs of the memo entries that hold, or would hold, the rows of
+	 * this walk's frames after the first, in order, a repeated frame
+	 * once; trail_key is the key trail_note() noted last. */
+	unsigned ntrail;
+	uintptr_t trail_key;
+	uint16_t trail[SFB_MEMO_RECALL];
+};
+
+/* Note a frame's memo key for the recall: the general path's frames, and
+ * the first of each fast run (the fast path notes the rest from the
+ * entries it uses). */
+static inline void trail_note(struct walker *w, uintptr_t key)
+{
+	if (key == w->trail_key || w->ntrail == SFB_MEMO_RECALL)
+		return;
+	w->trail_key = key;
+	w->trail[w->ntrail++] = (uint16_t)sfb_memo_pair_number(key);
+}
+
+static inline bool holds(const struct sfb_object *o, uintptr_t pc)
+{
+	return pc - o->map_start < o->map_end - o->map_start;
+}
+
+/* The object holding pc, confirmed for this walk: one of the walk's
+ * objects, a kept one, or one sfb_objcache_find() confirms and the walk
+ * copies.  0, or the stop reason. */
+static inline __attribute__((always_inline)) int
+walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
+{
+	if (w->nobj && holds(w->objs[w->last], pc)) {
+		*out = w->objs[w->last];
+		return 0;
+	}
+	for (unsigned i = 0; i < w->nobj; i++) {
+		if (holds(w->objs[i], pc)) {
+			w->last = i;
+			*out = w->objs[i];
+			return 0;
+		}
+	}
+	if (w->miss_stop && pc == w->miss_pc)
+		return w->miss_stop;
+	const struct sfb_object *o = sfb_objcache_kept(pc);
+	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->next_obj % WALK_OBJECTS;
+	if (!o) {
+		int stop = sfb_objcache_find(pc, &w->copies[i]);
+		if (stop) {
+			w->miss_pc = pc;
+			w->miss_stop = stop;
+			return stop;
+		}
+		o = &w->copies[i];
+	}
+	if (w->nobj < WALK_OBJECTS)
+		w->nobj++;
+	else
+		w->next_obj++;
+	w->objs[i] = o;
+	w->last = i;
+	*out = o;
+	return 0;
+}
+
+static inline uint32_t memo_epoch(const struct walker *w, const struct sfb_object *o)
+{
+	return o->epoch + w->epoch_add;
+}
+
+/* ---- Applying a row (the general path) ------------------------------------ */
+
+/* The value of DWARF register n in this frame, if known. */
+static bool reg_value(const struct walker *w, const struct sfb_regs *r, unsigned n,
+		      uintptr_t *out)
+{
+	if (n == SFB_DWARF_SP) {
+		*out = r->sp;
+		return true;
+	}
+	if (n == SFB_DWARF_FP) {
+		*out = r->fp;
+		return true;
+	}
+	if (r->all)
+		return sfb_arch_reg(r, n, out);
+	if (n < TRACKED_REGS && (w->known >> n & 1)) {
+		*out = w->val[n];
+		return true;
+	}
+	return false;
+}
+
+struct eval_arg {
+	struct walker *w;
+	const struct sfb_regs *r;
+};
+
+static bool eval_reg(void *arg, unsigned n, uint64_t *out)
+{
+	const struct eval_arg *a = arg;
+	uintptr_t v;
+	if (!reg_value(a->w, a->r, n, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool eval_mem(void *arg, uint64_t addr, uint64_t *out)
+{
+	const struct eval_arg *a = arg;
+	uintptr_t v;
+	if (!sfb_mem_read(&a->w->mem, (uintptr_t)addr, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* What a rule says of a value, for the caller's frame. */
+enum { VAL_OK, VAL_UNKNOWN, VAL_BELOW_SP, VAL_UNREADABLE };
+
+/* Evaluate rule l of the row (cfa: this frame's CFA, once known).  same:
+ * the register whose value SFB_LOC_SAME keeps. */
+static int rule_value(struct walker *w, const struct sfb_regs *r, const struct sfb_row *row,
+		      const struct sfb_loc *l, uintptr_t cfa, unsigned same, uintptr_t *out)
+{
+	uintptr_t addr;
+	switch (l->kind) {
+	case SFB_LOC_SAME:
+		return reg_value(w, r, same, out) ? VAL_OK : VAL_UNKNOWN;
+	case SFB_LOC_REGISTER:
+		return reg_value(w, r, l->reg, out) ? VAL_OK : VAL_UNKNOWN;
+	case SFB_LOC_EXPR:
+		if (l->reg == SFB_REG_CFA)
+			addr = cfa;
+		else if (!reg_value(w, r, l->reg, &addr))
+			return VAL_UNKNOWN;
+		addr += (uintptr_t)(intptr_t)l->off;
+		break;
+	case SFB_LOC_DWARF: {
+		struct eval_arg a = { w, r };
+		const struct sfb_cfi_eval_ctx cx = { eval_reg, eval_mem, &a };
+		uint64_t v;
+		if (sfb_cfi_eval(row->expr, row->expr_len, (uint32_t)l->off, l->reg, &cx,
+				 l != &row->cfa, cfa, &v) != SFB_CFI_OK)
+			return VAL_UNKNOWN;
+		addr = (uintptr_t)v;
+		break;
+	}
+	default:
+		return VAL_UNKNOWN;
+	}
+	if (!l->deref) {
+		*out = addr;
+		return VAL_OK;
+	}
+	/* Below the stack pointer is dead memory: nothing is saved there. */
+	if (addr < r->sp)
+		return VAL_BELOW_SP;
+	return sfb_mem_read(&w->mem, addr, out) ? VAL_OK : VAL_UNREADABLE;
+}
+
+/* The stop reason for a CFA or RA rule that could not be evaluated. */
+static int stop_of(int val)
+{
+	return val == VAL_UNKNOWN    ? SFRAME_BT_STOP_UNSAFE_RULE /* a register known only elsewhere */
+	       : val == VAL_BELOW_SP ? SFRAME_BT_STOP_BAD_CFA
+				     : SFRAME_BT_STOP_UNREADABLE;
+}
+
+/* A new CFA must lie above the stack pointer (at it, only in the topmost
+ * frame, e.g. an AArch64 leaf at entry), aligned, and not absurdly far. */
+static bool cfa_ok(uintptr_t cfa, uintptr_t sp, bool topmost)
+{
+	if (cfa % SFB_CFA_ALIGN)
+		return false;
+	if (cfa < sp || (cfa == sp && !topmost))
+		return false;
+	return cfa - sp <= MAX_FRAME_SIZE;
+}
+
+/* What one step yields: the caller's PC, SP and FP, and this frame's CFA. */
+struct step {
+	uintptr_t pc, sp, fp, cfa;
+};
+
+/* Apply row to the frame r.  Returns 0 and the caller's registers in next
+ * (and the callee-saved registers the row recovers in w->known/val), or a
+ * stop reason. */
+static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
+		     const struct sfb_row *row, struct step *next)
+{
+	uintptr_t cfa, ra, fp;
+	if (row->flags & SFB_ROW_OUTERMOST)
+		return SFRAME_BT_STOP_OUTERMOST;
+	if (row->cfa.kind != SFB_LOC_EXPR && row->cfa.kind != SFB_LOC_DWARF)
+		return SFRAME_BT_STOP_NO_UNWIND_INFO;
+	int val = rule_value(w, r, row, &row->cfa, 0, 0, &cfa);
+	if (val != VAL_OK)
+		return stop_of(val);
+	if (!cfa_ok(cfa, r->sp, topmost))
+		return SFRAME_BT_STOP_BAD_CFA;
+
+	if (row->ra.kind == SFB_LOC_UNDEFINED)
+		return SFRAME_BT_STOP_OUTERMOST;
+	if (row->ra.kind == SFB_LOC_SAME) {
+		/* Still in the link register: only where it is live. */
+		if (!r->have_ra)
+			return SFRAME_BT_STOP_UNSAFE_RULE;
+		ra = r->ra;
+	} else if ((val = rule_value(w, r, row, &row->ra, cfa, 0, &ra)) != VAL_OK) {
+		return stop_of(val);
+	}
+	if (row->flags & SFB_ROW_MANGLED_RA)
+		ra = sfb_arch_strip_pac(ra);
+
+	/* A saved FP below SP, or at or above the CFA, has already been
+	 * restored (an epilogue after its pop): the caller keeps FP. */
+	uintptr_t fp_at;
+	if (row->fp.kind == SFB_LOC_EXPR && row->fp.deref &&
+	    rule_value(w, r, row, &(struct sfb_loc){ SFB_LOC_EXPR, 0, row->fp.reg, row->fp.off },
+		       cfa, 0, &fp_at) == VAL_OK &&
+	    (fp_at < r->sp || fp_at >= cfa)) {
+		fp = r->fp;
+	} else {
+		switch (rule_value(w, r, row, &row->fp, cfa, SFB_DWARF_FP, &fp)) {
+		case VAL_OK:
+			break;
+		case VAL_UNREADABLE:
+			return SFRAME_BT_STOP_UNREADABLE;
+		default: /* the caller's FP is unknown: nothing can use it */
+			fp = 0;
+			break;
+		}
+	}
+
+	/* The callee-saved registers: a CFI row says where each was saved or
+	 * that it kept its value; other rows say nothing of them, and a
+	 * memoised CFI row has forgotten what it said. */
+	if ((row->flags & (SFB_ROW_CFI | SFB_ROW_MEMO)) == SFB_ROW_CFI) {
+		uint64_t known = 0;
+		uintptr_t val[TRACKED_REGS];
+		for (uint64_t m = SFB_CALLEE_SAVED; m; m &= m - 1) {
+			unsigned n = (unsigned)__builtin_ctzll(m);
+			const struct sfb_loc *l = NULL;
+			for (unsigned k = 0; k < row->nregs && !l; k++)
+				if (row->regs[k].reg == n)
+					l = &row->regs[k].loc;
+			const struct sfb_loc same = { SFB_LOC_SAME, 0, 0, 0 };
+			int v = rule_value(w, r, row, l ? l : &same, cfa, n, &val[n]);
+			/* Saved below SP: already restored (an epilogue after its
+			 * pop, where gcc's CFI keeps the save's rule), as for FP. */
+			if (v == VAL_BELOW_SP)
+				v = rule_value(w, r, row, &same, cfa, n, &val[n]);
+			if (v == VAL_OK)
+				known |= 1ull << n;
+		}
+		w->known = known;
+		for (uint64_t m = known; m; m &= m - 1)
+			w->val[__builtin_ctzll(m)] = val[__builtin_ctzll(m)];
+	} else {
+		w->known = 0;
+		w->lost_regs |= (row->flags & SFB_ROW_MEMO) != 0;
+	}
+	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
+	return 0;
+}
+
+/* The frame-pointer rule, as a row (arch.h): where the object has no row
+ * for a PC and fp_allowed() says the rule may stand in.  The RA in a
+ * frame record may be signed (AArch64 pac-ret): stripping is a no-op
+ * where there is no pointer authentication. */
+#if SFB_FP_RULE
+static const struct sfb_row fp_row = {
+	.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_FP, SFB_FP_CFA_OFFSET },
+	.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, SFB_FP_RA_OFFSET },
+	.fp = { SFB_LOC_EXPR, 1, SFB_REG_CFA, SFB_FP_FP_OFFSET },
+	.flags = SFB_ROW_MANGLED_RA,
+};
+#endif
+
+/* May the frame-pointer rule be used for a PC the object has no row for? */
+static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
+{
+	if (!SFB_FP_RULE)
+		return false;
+	if (o->frame_pointer)
+		return true; /* a V1/V2 section promises frame pointers */
+	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
+}
+
+/* Is the code at pc the kernel's signal-return trampoline (arch.h)?
+ * [lo, hi): where code may be read directly (the object's executable
+ * segment); with lo == hi, the code is read through the walk's checked
+ * accessor instead (a trampoline on a page no object holds). */
+static bool is_sigreturn(struct walker *w, uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	uint8_t code[SFB_SIGRETURN_LEN];
+	if (pc % SFB_INSN_ALIGN)
+		return false;
+	if (lo == hi)
+		return sfb_mem_copy(&w->mem, pc, code, sizeof code) &&
+		       !memcmp(code, sfb_arch_sigreturn_code, sizeof code);
+	return pc >= lo && pc < hi && hi - pc >= sizeof code &&
+	       !memcmp((const void *)pc, sfb_arch_sigreturn_code, sizeof code);
+}
+
+/* The registers the signal frame at sp saved (arch.h), copied word by
+ * word through the walk's checked accessor into w->saved, which regs->all
+ * then points at.  False if any word is unreadable.  Out of line: signal
+ * frames are rare, and general_step() keeps its registers for the rest. */
+static __attribute__((noinline)) bool sigframe_regs(struct walker *w, uintptr_t sp,
+						   struct sfb_regs *regs)
+{
+	uintptr_t at = sfb_arch_sigframe_saved_at(sp);
+	if (at < sp)
+		return false;
+	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
+		if (!sfb_mem_read(&w->mem, at + 8 * i, &w->saved.w[i]))
+			return false;
+	sfb_arch_from_saved(w->saved.w, regs);
+	return true;
+}
+
+/* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
+static void emit_frame(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
+		       struct sframe_bt_frame f)
+{
+	if (frames)
+		frames[i] = f;
+	else
+		pcs[i] = (void *)f.pc;
+	if (i > 0)
+		trail_note(w, f.exact ? SFB_MEMO_EXACT(f.pc) : f.pc);
+}
+
+/* Find this frame's row and decide what kind of frame it is.  Return
+ * addresses are looked up at pc - 1 and must follow a call instruction;
+ * the kernel's signal trampoline, which a handler returns to without a
+ * call, is recognised by its code.  *no_row: 0 when row was found, else
+ * why not.  A verified return address with a row of the common shape is
+ * memoised for the fast path. */
+static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
+		    struct sfb_row *row, int *no_row, bool *is_signal)
+{
+	uintptr_t key = exact ? pc : pc - 1;
+	uint32_t epoch = memo_epoch(w, o);
+	struct sfb_memo_row simple;
+	*is_signal = false;
+	/* A memoised exact row is what the lines below gave last time: a row
+	 * of the common shape, which is no trampoline's. */
+	if (exact && w->memo && sfb_object_has_rows(o) &&
+	    sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &simple)) {
+		sfb_memo_row_expand(&simple, SFB_DWARF_SP, SFB_DWARF_FP, row);
+		*no_row = 0;
+		return 0;
+	}
+	/* A verified return address whose row marks the outermost frame
+	 * (rowmemo.h): no lookup, no call-site check again. */
+	if (!exact && w->memo && sfb_object_has_rows(o) &&
+	    sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch), &simple)) {
+		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
+		*no_row = 0;
+		return 0;
+	}
+	*no_row = sfb_object_row(o, key, w->flags, row);
+	if (*no_row || (row->flags & SFB_ROW_SIGNAL))
+		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
+	if (exact && !*no_row && !*is_signal && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &simple);
+	if (exact || *is_signal)
+		return 0;
+	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
+		/* A trampoline the toolchain described as a plain function
+		 * (binutils before 2.46 drop .cfi_signal_frame). */
+		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
+		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
+	}
+	if (!*no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
+		sfb_memo_put(pc, epoch, &simple);
+	else if (!*no_row && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
+					  SFB_ROW_OUTERMOST)
+		sfb_memo_put(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch),
+			     &(struct sfb_memo_row){ 0, 0, 0, 0 });
+	return 0;
+}
+
+/* ---- The fast path ---------------------------------------------------------- */
+
+/* The memo entry for the return address pc, and its row: prev's hint
+ * (see rowmemo.h) if it holds pc in a confirmed object, else by hash;
+ * prev's hint is then set to what was found.  Out of line: the fast loop
+ * calls it only when the hint fails, which also happens each time the
+ * walk crosses into another object (*epoch is then updated). */
+static __attribute__((noinline)) const struct sfb_memo_entry *
+memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
+	  uint32_t *epoch, struct sfb_memo_row *row)
+{
+	const struct sfb_object *o;
+	if (pc == 0 || walk_object(w, pc - 1, &o))
+		return NULL; /* a return address of 0, or no object */
+	/* The caller has tried prev's hint with the old epoch: worth a second
+	 * try only in another object. */
+	uint32_t now = memo_epoch(w, o);
+	bool new_object = now != *epoch;
+	*epoch = now;
+	struct sfb_memo_entry *hint = prev ? sfb_memo_hint(prev) : NULL;
+	if (hint && new_object && sfb_memo_try(hint, pc, now, row))
+		return hint;
+	struct sfb_memo_entry *e = sfb_memo_get(pc, now, row);
+	if (e && prev)
+		sfb_memo_set_hint((struct sfb_memo_entry *)prev, e);
+	return e;
+}
+
+/* The memo entry for the exact PC a walk starts at (a ucontext, or the
+ * registers a signal frame saved), and its row: the row classify()
+ * memoised last time the walk stopped there.  Such a row has the common
+ * shape, so it is no trampoline's and needs no topmost-frame correction
+ * (sfb_arch_fix_topmost_row() changes only PC-mask rows, never memoised):
+ * the fast path applies it like a return address's. */
+static __attribute__((noinline)) const struct sfb_memo_entry *
+memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
+{
+	const struct sfb_object *o;
+	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
+		return NULL;
+	*epoch = memo_epoch(w, o);
+	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), *epoch, row);
+}
+
+#ifdef SFB_RA_SLOT
+#define RA_SLOT(row) SFB_RA_SLOT
+#else
+#define RA_SLOT(row) ((row).ra_slot)
+#endif
+
+/* The fast path: consecutive return addresses whose rows are memoised.
+ * For each, SFB_MEMO_SP_CFA_BAD or SFB_MEMO_FP_CFA_BAD (rowmemo.h: the
+ * safety condition and its proof), then the same computation as apply_row() for a row of that
+ * shape.  Any doubt ends the run, leaving that frame to the general path.
+ * When exact, the first PC is an exact PC, whose row is memoised under its
+ * own key.  Returns the new frame count; *outermost when a return address
+ * of 0 ended the walk.  A template: the named variants below instantiate
+ * it with records and sample constant. */
+static inline __attribute__((always_inline)) int
+fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, void **pcs,
+	 int n, int size, bool exact, uint8_t *source, bool *outermost, int *cfi_frames,
+	 const bool records, const bool sample)
+{
+	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
+	const uintptr_t win_hi = w->mem.win[0].hi;
+	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN)
+		return n;
+	/* row and epoch have copies whose addresses memo_find() takes, so
+	 * that they themselves can stay in registers. */
+	struct sfb_memo_row found;
+	uint32_t found_epoch = 0;
+	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
+					       : memo_find(w, NULL, pc, &found_epoch, &found);
+	if (!e)
+		return n;
+	struct sfb_memo_row row = found;
+	uint32_t epoch = found_epoch;
+	uint8_t src = *source;
+	/* The recall's trail: the entry the loop moves to is noted by its
+	 * pair, unless it is the same again; the first one, if the walk did
+	 * not start here, by trail_note().  In the loop, where the entry is
+	 * at hand; from the output afterwards it would have to be hashed
+	 * again. */
+	if (sample && n > 0)
+		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
+	unsigned nt = w->ntrail;
+	int ncfi = 0;
+	/* Only the output in use: arithmetic on the NULL one is undefined. */
+	struct sframe_bt_frame *frame_out = records ? frames + n : NULL;
+	const struct sframe_bt_frame *frame_end = records ? frames + size : NULL;
+	void **pc_out = records ? NULL : pcs + n, **pc_end = records ? NULL : pcs + size;
+	for (;;) {
+		uintptr_t cfa;
+		if (!(row.cfa_word & 1)) {
+			cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
+			if (SFB_MEMO_SP_CFA_BAD(cfa, win_hi))
+				break;
+		} else {
+			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
+			if (SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi))
+				break;
+			if (sample)
+				__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+		}
+		/* Expected: laid out inline, FP stays in a register. */
+		if (__builtin_expect(row.fp_slot != 0, 1))
+			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
+		if (records) {
+			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
+								 .exact = exact };
+			src = row.flags & SFB_MEMO_CFI ? SFRAME_BT_FROM_EH_FRAME
+						       : SFRAME_BT_FROM_SFRAME;
+			ncfi += row.flags & SFB_MEMO_CFI;
+			exact = false;
+		} else {
+			*pc_out++ = (void *)pc;
+		}
+		pc = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)RA_SLOT(row));
+		if (SFB_ARCH_PAC && (row.flags & SFB_MEMO_PAC))
+			pc = sfb_arch_strip_pac(pc);
+		sp = SFB_SP_FROM_CFA(cfa);
+		if (records ? frame_out == frame_end : pc_out == pc_end)
+			break;
+		/* A verified entry's hint is never NULL (memo_write() sets
+		 * it to the entry itself before publishing). */
+		const struct sfb_memo_entry *next = sfb_memo_hint(e);
+		if (!sfb_memo_try(next, pc, epoch, &row)) {
+			found_epoch = epoch;
+			next = memo_find(w, e, pc, &found_epoch, &found);
+			if (!next)
+				break;
+			row = found;
+			epoch = found_epoch;
+		}
+		if (sample && next != e && nt < SFB_MEMO_RECALL)
+			w->trail[nt++] = sfb_memo_pair_index(next);
+		e = next;
+	}
+	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
+	w->ntrail = nt;
+	if (m > n) {
+		*outermost = pc == 0;
+		r->pc = pc;
+		r->sp = sp;
+		r->fp = fp;
+		r->all = NULL;
+		r->have_ra = false;
+		w->known = 0;
+		w->lost_regs = true;
+		*source = records ? src : SFRAME_BT_FROM_SFRAME;
+		*cfi_frames = ncfi;
+	}
+	return m;
+}
+
+/* The variants, out of line: a sample's code is then one of these, a few
+ * lines of sfb_walk() and the lookups.  Only samples keep a trail (for the
+ * next sample) and prefetch the stack; sframe_backtrace(), called in loops
+ * on a stack its caller has just used, goes without.  Frame records always
+ * do both: the richer call, rarely the hot one. */
+SFB_NO_ASAN static __attribute__((noinline)) int
+fast_pcs(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size, bool exact,
+	 uint8_t *source, bool *outermost, int *cfi_frames)
+{
+	return fast_run(w, r, NULL, pcs, n, size, exact, source, outermost, cfi_frames, false,
+			false);
+}
+
+SFB_NO_ASAN static __attribute__((noinline)) int
+fast_pcs_sample(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size,
+		bool exact, uint8_t *source, bool *outermost, int *cfi_frames)
+{
+	return fast_run(w, r, NULL, pcs, n, size, exact, source, outermost, cfi_frames, false,
+			true);
+}
+
+SFB_NO_ASAN static __attribute__((noinline)) int
+fast_records(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, int n,
+	     int size, bool exact, uint8_t *source, bool *outermost, int *cfi_frames)
+{
+	return fast_run(w, r, frames, NULL, n, size, exact, source, outermost, cfi_frames, true,
+			true);
+}
+
+/* ---- The general path ------------------------------------------------------ */
+
+/* Where a walk is between steps. */
+struct position {
+	int n;          /* frames written */
+	bool sp_low;    /* regs->sp is only a lower bound of the real SP: after a
+			   frame-pointer step where the frame record need not
+			   sit at the top of the frame (!SFB_FP_CFA_EXACT) */
+	bool exact;     /* regs->pc is an exact PC, not a return address */
+	bool topmost;   /* registers beyond SP/FP are known (regs->all) */
+	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
+	int signals;    /* signal frames crossed */
+};
+
+/* One step by the general path: the frame at regs->pc is looked up from
+ * scratch, written out, and its caller's registers replace regs.  0 to go
+ * on, else the stop reason.  Out of line: a sample whose frames are all
+ * memoised never comes here. */
+static __attribute__((noinline)) int
+general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
+	     struct sframe_bt_frame *frames, void **pcs, struct sframe_bt_status *st)
+{
+	/* Return addresses point after the call; look up the call. */
+	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
+	const struct sfb_object *o;
+	struct sfb_row row;
+	int no_row = SFRAME_BT_STOP_NO_OBJECT;
+	bool is_signal = false;
+	int stop = walk_object(w, lookup, &o);
+	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
+		/* A signal trampoline on a page no object holds (qemu-user
+		 * maps no vDSO; a kernel's on-stack trampoline). */
+		is_signal = true;
+	} else if (stop) {
+		/* An exact PC is a frame even outside any object (JIT code); an
+		 * unverifiable return address is not. */
+		if (at->exact)
+			emit_frame(w, frames, pcs, at->n++, (struct sframe_bt_frame){
+				.pc = regs->pc, .source = at->source, .exact = 1 });
+		return stop;
+	} else {
+		stop = classify(w, o, regs->pc, at->exact, &row, &no_row, &is_signal);
+		if (stop)
+			return stop;
+	}
+	/* A row marked as a signal frame ('S') is applied like any other but,
+	 * as in DWARF, the PC it unwinds to was interrupted, not called. */
+	bool next_exact = !no_row && (row.flags & SFB_ROW_SIGNAL);
+	emit_frame(w, frames, pcs, at->n, (struct sframe_bt_frame){
+		.pc = regs->pc, .source = at->source, .exact = at->exact });
+	at->n++;
+	if (is_signal) {
+		if (++at->signals > MAX_SIGNAL_FRAMES ||
+		    !sigframe_regs(w, regs->sp, regs))
+			return SFRAME_BT_STOP_UNREADABLE;
+		at->exact = true;
+		at->topmost = true;
+		at->source = SFRAME_BT_FROM_SIGNAL_FRAME;
+		st->frames_signal++;
+		if (frames)
+			frames[at->n - 1].cfa = regs->sp;
+		return regs->pc == 0 ? SFRAME_BT_STOP_BAD_RA : 0;
+	}
+	const struct sfb_row *use = &row;
+	if (!no_row) {
+		if (at->topmost)
+			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
+		at->source = row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
+						     : SFRAME_BT_FROM_SFRAME;
+	} else if (at->topmost && at->exact &&
+		   sfb_arch_in_plt_stub(regs->pc, o->exec_lo, o->exec_hi)) {
+		/* A PLT stub without unwind info (arch.h): the function entry's
+		 * row, its RA still in the link register. */
+		row = (struct sfb_row){
+			.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, SFB_ENTRY_CFA },
+			.ra = { SFB_LOC_SAME, 0, SFB_DWARF_RA, 0 },
+			.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
+		};
+		no_row = 0;
+		at->source = SFRAME_BT_FROM_LINK_REGISTER;
+	} else if (fp_allowed(w, o)) {
+#if SFB_FP_RULE
+		use = &fp_row;
+#endif
+		at->source = SFRAME_BT_FROM_FRAME_POINTER;
+	} else {
+		return no_row;
+	}
+	/* A rule based on SP is unusable while SP is only a lower bound. */
+	if (at->sp_low && use->cfa.kind == SFB_LOC_EXPR && use->cfa.reg == SFB_DWARF_SP)
+		return SFRAME_BT_STOP_UNSAFE_RULE;
+	struct step next;
+	stop = apply_row(w, regs, at->topmost, use, &next);
+	if (stop)
+		return stop;
+	at->sp_low = !SFB_FP_CFA_EXACT && use != &row;
+	if (frames)
+		frames[at->n - 1].cfa = next.cfa;
+	if (at->source == SFRAME_BT_FROM_SFRAME)
+		st->frames_sframe++;
+	else if (at->source == SFRAME_BT_FROM_EH_FRAME)
+		st->frames_eh_frame++;
+	else if (at->source == SFRAME_BT_FROM_FRAME_POINTER)
+		st->frames_fp++;
+	if (next.pc == 0)
+		return SFRAME_BT_STOP_OUTERMOST;
+	regs->pc = next.pc;
+	regs->sp = next.sp;
+	regs->fp = next.fp;
+	regs->all = NULL;
+	regs->have_ra = false;
+	at->exact = next_exact;
+	at->topmost = false;
+	return 0;
+}
+
+/* What the next sample of this thread fetches ahead (sfb_walk()): the
+ * first object this one confirmed, in walk order (objs[] fills in order
+ * until it wraps), usually the sampled code's (objcache.h); and the trail
+ * of its frames' memo pairs (rowmemo.h), unless it has none. */
+static void remember_sample(const struct walker *w)
+{
+	const struct sfb_object *first = NULL;
+	for (unsigned i = 0; i < w->nobj && !first; i++)
+		if (w->objs[i] == &w->copies[i])
+			first = w->copies[i].home;
+	sfb_objcache_recalled = first;
+	if (w->ntrail)
+		sfb_memo_recall_keep(w->trail, w->ntrail);
+}
+
+int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
+	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
+{
+	struct walker w;
+	w.nobj = w.last = w.next_obj = 0;
+	w.flags = flags;
+	w.epoch_add = (flags & SFRAME_BT_NO_EH_FRAME) ? 1 : 0;
+	w.miss_pc = 0;
+	w.miss_stop = 0;
+	w.known = 0;
+	w.ntrail = 0;
+	w.trail_key = 0;
+	sfb_mem_init(&w.mem, (uintptr_t)&w);
+	memset(st, 0, sizeof *st);
+	if (regs->pc == 0) {
+		st->stop = SFRAME_BT_STOP_BAD_CONTEXT;
+		return 0;
+	}
+	/* A walk from an exact PC is a sample, whose rows are likely cold:
+	 * fetch its first row's entry and those the thread's last sample
+	 * used (rowmemo.h), before the walk waits for them one by one. */
+	if (exact) {
+		__builtin_prefetch(sfb_memo_pair(SFB_MEMO_EXACT(regs->pc)) + 1);
+		sfb_memo_fetch_recalled();
+		sfb_objcache_fetch_recalled();
+	}
+	/* Memoised rows keep only SP and FP: below one, the other callee-
+	 * saved registers are unknown.  A rule that then needs one (ld.so's
+	 * lazy-binding resolver: CFA = rbx + 32) stops the walk as
+	 * unsafe-rule; it is walked again from the start without the memo,
+	 * on the general path, which tracks them through CFI rows. */
+	const struct sfb_regs start = *regs;
+	w.memo = true;
+	w.lost_regs = false;
+	struct position at = { 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
+	for (;;) {
+		if (at.n == size) {
+			/* Another frame exists (the step gave a non-zero PC); it
+			 * is not looked at. */
+			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
+			break;
+		}
+		bool outermost = false;
+		int ncfi = 0;
+		/* Memoised rows may be based on SP: not while it is a bound. */
+		int m = !w.memo || !w.mem.nwin || at.sp_low ? at.n
+			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
+						&outermost, &ncfi)
+			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
+						   &outermost, &ncfi)
+				 : fast_pcs(&w, regs, pcs, at.n, size, at.exact, &at.source,
+					    &outermost, &ncfi);
+		if (m > at.n) {
+			st->frames_sframe += m - at.n - ncfi;
+			st->frames_eh_frame += ncfi;
+			at.n = m;
+			at.exact = false;
+			at.topmost = false;
+			if (outermost) {
+				st->stop = SFRAME_BT_STOP_OUTERMOST;
+				break;
+			}
+			continue;
+		}
+		int stop = general_step(&w, regs, &at, frames, pcs, st);
+		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.memo) {
+			*regs = start;
+			at = (struct position){ 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
+			memset(st, 0, sizeof *st);
+			w.known = 0;
+			w.ntrail = 0;
+			w.trail_key = 0;
+			w.memo = false;
+			continue;
+		}
+		if (stop) {
+			st->stop = stop;
+			break;
+		}
+	}
+	st->stop_pc = regs->pc;
+	if (exact)
+		remember_sample(&w);
+	return at.n;
+}

@@ -1,0 +1,47 @@
+/* The demangler: Itanium C++ ABI names (_Z...) and Rust names (legacy
+ * _ZN...17h<hash>E and v0 _R...) printed as binutils' `c++filt -i` prints
+ * them, into a caller's buffer.
+ *
+ * Async-signal-safe: no allocation, no lock, no library call; the whole
+ * state lives on the stack (under 16 KiB with the recursion it allows),
+ * and every loop and recursion has a budget below.  A name that would
+ * exceed one is refused, as is one that is not mangled: the caller then
+ * prints the name as it is. */
+#ifndef SFB_DEMANGLE_H
+#define SFB_DEMANGLE_H
+
+#include <stddef.h>
+
+/* Longest name looked at, in bytes: c++filt refuses longer ones too. */
+#define SFB_DEMANGLE_MAX_INPUT 1024
+/* Parse tree: nodes, substitution candidates. */
+#define SFB_DEMANGLE_MAX_NODES 640
+#define SFB_DEMANGLE_MAX_SUBS 160
+/* Nesting of the grammar's recursive rules (types, expressions, template
+ * argument lists, encodings) while parsing, and of tree nodes while
+ * printing. */
+#define SFB_DEMANGLE_MAX_PARSE_DEPTH 48
+#define SFB_DEMANGLE_MAX_PRINT_DEPTH 64
+/* Tree nodes visited while printing: substitutions and template
+ * parameters let a short name print a long text many times over. */
+#define SFB_DEMANGLE_MAX_STEPS 8192
+
+/* How much of each budget one call used (the greatest depth reached, the
+ * nodes and steps taken), for tests that probe the budgets. */
+struct sfb_demangle_usage {
+	unsigned nodes, subs, parse_depth, print_depth, steps;
+};
+
+/* Demangle MANGLED into OUT (SIZE bytes, NUL-terminated).  Returns the
+ * length written without the NUL, or -1 if MANGLED is not a mangled name
+ * this demangler knows, breaks a budget, or does not fit in SIZE bytes;
+ * OUT is then an empty string if SIZE > 0.  Nothing is written past
+ * OUT[SIZE - 1]. */
+__attribute__((visibility("hidden"))) int sfb_demangle(const char *mangled, char *out,
+						      size_t size);
+
+/* sfb_demangle(), reporting what it used in *USAGE (if not NULL). */
+__attribute__((visibility("hidden"))) int
+sfb_demangle_usage(const char *mangled, char *out, size_t size, struct sfb_demangle_usage *usage);
+
+#endif

@@ -1,6 +1,9 @@
-/* What the walker needs from an architecture.  One file per architecture
- * implements it: x86_64.c (aarch64.c and s390x.c follow the
- * same shape).  Everything here is async-signal-safe. */
+/* What the walker and the memo need from an architecture: this header is
+ * the interface, and the one place the architecture is chosen, by the
+ * compiler's target.  Each architecture is a pair of files: NAME.h, its
+ * constants (below, "Constants"), and NAME.c, its functions (x86_64,
+ * aarch64, s390x; src/arch/build.mk compiles the one the Makefile's ARCH
+ * names).  Everything here is async-signal-safe. */
 #ifndef SFB_ARCH_H
 #define SFB_ARCH_H
 
@@ -25,93 +28,61 @@ struct sfb_regs {
 	bool have_ra;        /* ra holds the live link register */
 };
 
-/* The SFrame ABI this build walks, and its stack rules. */
+/* The SFrame ABI this build walks. */
 extern const uint8_t sfb_arch_abi;
+
+/* A CFA is a caller's SP at a call, which each ABI keeps at least
+ * 8-aligned. */
 #define SFB_CFA_ALIGN 8u
 
-/* DWARF numbers of the stack and frame pointers, and how the caller's
- * stack pointer follows from the CFA: constants the walker's inner loop
- * uses without a call.  SFB_SAVED_WORDS: the words of a signal frame's
- * registers the walker keeps (struct sfb_saved_regs).  SFB_FP_*: the
- * frame-pointer rule (a frame record of the caller's FP and RA at FP),
- * where the ABI has one: CFA = FP + SFB_FP_CFA_OFFSET, RA and FP saved
- * at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET; SFB_FP_CFA_EXACT
- * if that CFA gives the caller's SP exactly.  SFB_ARCH_PAC,
- * SFB_ARCH_FIXES_TOPMOST: whether the architecture needs
- * sfb_arch_strip_pac() and sfb_arch_fix_topmost_row() (below); one that
- * does not gets the inline no-op written here, which the walker's calls
- * compile away to. */
+/* Constants: what NAME.h defines, as constants so that the walker's inner
+ * loop uses them without a call.
+ *   SFB_DWARF_SP, SFB_DWARF_FP, SFB_DWARF_RA: DWARF numbers of the stack
+ *     and frame pointers and of the return-address column.
+ *   SFB_SP_FROM_CFA(cfa): the caller's SP, from a frame's CFA.
+ *   SFB_ENTRY_CFA: CFA = SP + this at a function's first instruction.
+ *   SFB_RA_SLOT: defined only where the return address is always at
+ *     CFA + 8 * SFB_RA_SLOT (the memoised rows then need not say).
+ *   SFB_CALLEE_SAVED: a bit per DWARF number of the callee-saved
+ *     registers other than SP and FP; a caller's value of one is known
+ *     after a CFI step that says where it was saved or leaves it alone
+ *     (walk.c).
+ *   SFB_SAVED_WORDS: the words of a signal frame's registers the walker
+ *     keeps (struct sfb_saved_regs).
+ *   SFB_SIGRETURN_LEN, SFB_INSN_ALIGN: the length of the signal-return
+ *     trampoline's code (sfb_arch_sigreturn_code) and the alignment of
+ *     an instruction.
+ *   SFB_ARCH_PAC, SFB_ARCH_FIXES_TOPMOST: whether the architecture needs
+ *     sfb_arch_strip_pac() and sfb_arch_fix_topmost_row() (below); one
+ *     that does not gets the inline no-op written here, which the
+ *     walker's calls compile away to.
+ *   SFB_FP_RULE: whether the ABI has a frame-pointer rule (a frame record
+ *     of the caller's FP and RA at FP): CFA = FP + SFB_FP_CFA_OFFSET, RA
+ *     and FP saved at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET;
+ *     SFB_FP_CFA_EXACT if that CFA gives the caller's SP exactly. */
 #if defined(__x86_64__)
-#define SFB_DWARF_SP 7
-#define SFB_DWARF_FP 6
-#define SFB_SP_FROM_CFA(cfa) (cfa)
-/* A call pushes the return address just below the caller's CFA, always:
- * the memoised rows need not say where it is (rowmemo.h). */
-#define SFB_RA_SLOT (-1)
-#define SFB_SAVED_WORDS 23 /* NGREG: the ucontext's gregs[] */
-#define SFB_FP_RULE 1      /* push %rbp; mov %rsp, %rbp */
-/* Callee-saved registers other than SP and FP, by DWARF number (rbx,
- * r12-r15): a caller's value of one is known after a CFI step that says
- * where it was saved or leaves it alone (walk.c). */
-#define SFB_CALLEE_SAVED ((1ull << 3) | (0xfull << 12))
-#define SFB_SIGRETURN_LEN 9 /* mov $15, %rax; syscall */
-#define SFB_DWARF_RA 16    /* the return-address column */
-#define SFB_ENTRY_CFA 8    /* CFA = SP + this at a function's entry */
-#define SFB_INSN_ALIGN 1
-#define SFB_ARCH_PAC 0
-#define SFB_ARCH_FIXES_TOPMOST 1 /* .plt.got stubs (x86_64.c) */
-#define SFB_FP_CFA_EXACT 1 /* the rule's CFA is the caller's SP */
-#define SFB_FP_CFA_OFFSET 16
-#define SFB_FP_RA_OFFSET (-8)
-#define SFB_FP_FP_OFFSET (-16)
+#include "arch/x86_64.h"
 #elif defined(__aarch64__)
-#define SFB_DWARF_SP 31
-#define SFB_DWARF_FP 29
-#define SFB_SP_FROM_CFA(cfa) (cfa)
-#define SFB_SAVED_WORDS 34 /* regs[31], sp, pc, pstate */
-#define SFB_CALLEE_SAVED (0x3ffull << 19) /* x19-x28 */
-#define SFB_SIGRETURN_LEN 8 /* mov x8, #139; svc #0 */
-#define SFB_DWARF_RA 30 /* x30, the link register */
-#define SFB_ENTRY_CFA 0
-#define SFB_INSN_ALIGN 4
-/* Return addresses may carry a pointer-authentication signature. */
-#define SFB_ARCH_PAC 1
-#define SFB_ARCH_FIXES_TOPMOST 0
-/* The frame record x29 points at: {x29, x30}.  The record need not sit at
- * the top of the frame, so the CFA this gives may lie below the real one:
- * only a lower bound of the caller's SP, after which a row based on SP
- * would read the wrong slots. */
-#define SFB_FP_RULE 1
-#define SFB_FP_CFA_EXACT 0
-#define SFB_FP_CFA_OFFSET 16
-#define SFB_FP_RA_OFFSET (-8)
-#define SFB_FP_FP_OFFSET (-16)
+#include "arch/aarch64.h"
 #elif defined(__s390x__)
-#define SFB_DWARF_SP 15
-#define SFB_DWARF_FP 11
-/* The CFA is the caller's SP plus its 160-byte register save area. */
-#define SFB_SP_FROM_CFA(cfa) ((cfa) - 160)
-/* _sigregs: psw (2 words), gprs[16], acrs[16] (8 words), fpc and pad (1),
- * fprs[16]: the ucontext's mcontext_t, as the kernel saved it. */
-#define SFB_SAVED_WORDS 43
-/* r6-r10, r12, r13 and f8-f15 (DWARF 24-31) */
-#define SFB_CALLEE_SAVED ((0x1full << 6) | (3ull << 12) | (0xffull << 24))
-#define SFB_SIGRETURN_LEN 2 /* svc 173 */
-#define SFB_DWARF_RA 14 /* r14, the link register */
-#define SFB_ENTRY_CFA 160
-#define SFB_INSN_ALIGN 2
-#define SFB_ARCH_PAC 0
-#define SFB_ARCH_FIXES_TOPMOST 0
-/* r11 is a frame pointer only by convention, with no record of the
- * caller's FP and RA at a fixed place: no frame-pointer rule. */
-#define SFB_FP_RULE 0
-#define SFB_FP_CFA_EXACT 0
-#define SFB_FP_CFA_OFFSET 0
-#define SFB_FP_RA_OFFSET 0
-#define SFB_FP_FP_OFFSET 0
+#include "arch/s390x.h"
 #else
 #error "sframebt: unsupported architecture (x86-64, AArch64 and s390x are)"
 #endif
+
+/* Rules by name, for rows the architecture writes itself (row.h). */
+/* CFA = SP + off. */
+static inline struct sfb_loc sfb_arch_cfa_sp_plus(int32_t off)
+{
+	return (struct sfb_loc){ .kind = SFB_LOC_EXPR, .reg = SFB_DWARF_SP, .off = off };
+}
+
+/* The CFA at a function's first instruction, before it has pushed
+ * anything or moved SP. */
+static inline struct sfb_loc sfb_arch_entry_cfa(void)
+{
+	return sfb_arch_cfa_sp_plus(SFB_ENTRY_CFA);
+}
 
 /* A signal frame's registers, as the kernel saved them. */
 struct sfb_saved_regs {

@@ -1,7 +1,5 @@
-/* x86-64: registers from ucontext, the rt_sigreturn trampoline, PLT stubs.
- *
- * DWARF numbers: 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp,
- * 8-15 r8-r15, 16 rip (the return address column). */
+/* x86-64: registers from ucontext, the rt_sigreturn trampoline, PLT stubs,
+ * return addresses.  Constants and DWARF numbers: x86_64.h. */
 #if defined(__x86_64__)
 #define _GNU_SOURCE
 #include "arch/arch.h"
@@ -32,7 +30,7 @@ void sfb_arch_from_ucontext(const void *uc, struct sfb_regs *r)
 }
 
 /* DWARF numbers -> gregs[] indexes. */
-static const unsigned char greg_of_dwarf[17] = {
+static const unsigned char greg_of_dwarf[SFB_DWARF_RA + 1] = {
 	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
 	REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
 	REG_RIP,
@@ -49,8 +47,10 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 
 /* glibc's __restore_rt: mov $15, %rax; syscall.  musl's is the same
  * instruction sequence. */
-const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00,
-								0x00, 0x00, 0x0f, 0x05 };
+const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, /* mov $15, %rax */
+	0x0f, 0x05,                               /* syscall */
+};
 
 /* At the trampoline, sp points at the ucontext of the kernel's
  * struct rt_sigframe (its pretcode was popped by the handler's ret). */
@@ -66,6 +66,14 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
+/* Opcode bytes.  ff is the group of call r/m64 (ff /2) and jmp r/m64
+ * (ff /4), the ModRM byte's reg field saying which. */
+#define OP_CALL_REL32 0xe8
+#define OP_GROUP5 0xff
+#define MODRM_JMP_RIP 0x25 /* ff /4 with a rip-relative disp32 */
+#define PREFIX_BND 0xf2
+#define JMP_RIP_MAX_LEN 3  /* bnd, ff, ModRM */
+
 /* ld describes a .plt.got stub (a lone `jmp *sym@GOT(%rip)`) with a PCMASK
  * row saying CFA = sp+16, but the stub runs with only the return address
  * pushed.  Any PLT stub about to execute its indirect jump has pushed
@@ -73,53 +81,74 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi,
 			      struct sfb_row *row)
 {
-	if (!(row->flags & SFB_ROW_PCMASK) || pc < lo || pc >= hi || hi - pc < 3)
+	if (!(row->flags & SFB_ROW_PCMASK) || pc < lo || pc >= hi || hi - pc < JMP_RIP_MAX_LEN)
 		return;
 	const uint8_t *c = (const uint8_t *)pc;
-	bool jmp = (c[0] == 0xff && c[1] == 0x25) ||              /* jmp *disp(%rip) */
-		   (c[0] == 0xf2 && c[1] == 0xff && c[2] == 0x25); /* bnd jmp */
+	bool jmp = (c[0] == OP_GROUP5 && c[1] == MODRM_JMP_RIP) || /* jmp *disp(%rip) */
+		   (c[0] == PREFIX_BND && c[1] == OP_GROUP5 && c[2] == MODRM_JMP_RIP); /* bnd jmp */
 	if (jmp) {
-		row->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, 7, 8 };
+		row->cfa = sfb_arch_entry_cfa(); /* CFA = SP + 8: the return address only */
 	}
 }
+
 /* Does a call instruction end exactly at ra?  A return address that is
  * not preceded by a call is not a return address: this catches stale or
  * garbage stack words, and unwind rows that toolchains got wrong (binutils
  * 2.40 describes DRAP functions as CFA = sp+8 throughout).  Forms: call
  * rel32 (e8), and call r/m64 (ff /2) in every ModRM/SIB/displacement
  * length (a REX prefix, if any, precedes the ff and changes nothing). */
+#define CALL_REL32_LEN 5  /* e8, rel32 */
+#define CALL_RM_MAX_LEN 7 /* ff, ModRM, SIB, disp32 */
+
+/* ModRM: mod (2 bits), reg (3), rm (3).  mod 0: no displacement, 1: a
+ * disp8, 2: a disp32, 3: a register operand.  rm 4 with mod 0-2: a SIB
+ * byte follows; rm 5 with mod 0: rip-relative disp32, as is a SIB base
+ * of 5 with mod 0 (no base, a disp32). */
+#define MODRM_MOD(m) ((m) >> 6)
+#define MODRM_REG(m) (((m) >> 3) & 7)
+#define MODRM_RM(m) ((m) & 7)
+#define SIB_BASE(s) ((s) & 7)
+#define MODRM_REG_CALL 2
+#define MOD_DISP0 0
+#define MOD_DISP8 1
+#define MOD_DISP32 2
+#define MOD_REGISTER 3
+#define RM_SIB 4
+#define RM_DISP32 5
+
 static unsigned modrm_call_len(const uint8_t *m)
 {
-	uint8_t modrm = m[0], mod = modrm >> 6, rm = modrm & 7;
-	if (((modrm >> 3) & 7) != 2)
+	uint8_t modrm = m[0], mod = MODRM_MOD(modrm), rm = MODRM_RM(modrm);
+	if (MODRM_REG(modrm) != MODRM_REG_CALL)
 		return 0;
 	unsigned len = 2; /* ff + modrm */
-	if (mod == 3)
+	if (mod == MOD_REGISTER)
 		return len;
-	if (rm == 4) {
+	if (rm == RM_SIB) {
 		len++; /* SIB */
-		if (mod == 0 && (m[1] & 7) == 5)
+		if (mod == MOD_DISP0 && SIB_BASE(m[1]) == RM_DISP32)
 			len += 4;
 	}
-	if (mod == 0 && rm == 5)
+	if (mod == MOD_DISP0 && rm == RM_DISP32)
 		len += 4; /* rip-relative */
-	else if (mod == 1)
+	else if (mod == MOD_DISP8)
 		len += 1;
-	else if (mod == 2)
+	else if (mod == MOD_DISP32)
 		len += 4;
 	return len;
 }
 
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	if (ra - lo < 8 || ra > hi)
+	/* Room in [lo, ra) for the longest call, a REX prefix included. */
+	if (ra - lo < CALL_RM_MAX_LEN + 1 || ra > hi)
 		return false;
 	const uint8_t *c = (const uint8_t *)ra;
-	if (c[-5] == 0xe8)
+	if (c[-CALL_REL32_LEN] == OP_CALL_REL32)
 		return true;
-	for (unsigned len = 2; len <= 7; len++) {
+	for (unsigned len = 2; len <= CALL_RM_MAX_LEN; len++) {
 		const uint8_t *op = c - len;
-		if (op[0] == 0xff && modrm_call_len(op + 1) == len)
+		if (op[0] == OP_GROUP5 && modrm_call_len(op + 1) == len)
 			return true;
 	}
 	return false;

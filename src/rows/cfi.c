@@ -5,31 +5,18 @@
  * table once (sorted, every FDE pointer inside .eh_frame).  A lookup
  * binary-searches the table, parses the one FDE and its CIE, and runs the
  * CIE's initial instructions then the FDE's up to the PC.  Every read goes
- * through sfb_get() (bytes.h), bounded by the entry being parsed. */
+ * through the readers of dwarf.h, which read with sfb_get() (bytes.h),
+ * bounded by the entry being parsed. */
 #include "rows/cfi.h"
+#include "base/dwarf.h"
 #include "base/names.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-/* DW_EH_PE pointer encodings: format in the low nibble, application in
- * bits 4-6, indirection in bit 7. */
-#define PE_ABSPTR 0x00
-#define PE_ULEB128 0x01
-#define PE_UDATA2 0x02
-#define PE_UDATA4 0x03
-#define PE_UDATA8 0x04
-#define PE_SLEB128 0x09
-#define PE_SDATA2 0x0a
-#define PE_SDATA4 0x0b
-#define PE_SDATA8 0x0c
-#define PE_PCREL 0x10
-#define PE_DATAREL 0x30
-#define PE_APPL_MASK 0x70
-#define PE_INDIRECT 0x80
-#define PE_OMIT 0xff
-#define PE_TABLE (PE_DATAREL | PE_SDATA4)
+/* The only .eh_frame_hdr table encoding binary search can use in place. */
+#define TABLE_ENC (DW_EH_PE_datarel | DW_EH_PE_sdata4)
 
 /* .eh_frame offsets are kept in int32_t (SFB_LOC_DWARF rules) and
  * uint32_t (struct sfb_cfi_fde): what lies past this is never read. */
@@ -58,112 +45,6 @@ const char *sfb_cfi_err_name(int err)
 	return SFB_NAME_OF(names, err);
 }
 
-/* ---- Checked reads ------------------------------------------------------ */
-
-/* Read width bytes at *at, below end; advance *at. */
-static bool get(const struct sfb_bytes *b, uint64_t *at, uint64_t end, unsigned width,
-		uint64_t *out)
-{
-	if (*at > end || end - *at < width || !sfb_get(b, *at, width, out))
-		return false;
-	*at += width;
-	return true;
-}
-
-/* A ULEB128 or SLEB128 number at *at, below end: at most 10 bytes, the
- * last of which may only carry bit 63. */
-static int get_leb(const struct sfb_bytes *b, uint64_t *at, uint64_t end, bool sgn,
-		   uint64_t *out)
-{
-	uint64_t v = 0, byte;
-	for (unsigned i = 0, shift = 0; i < 10; i++, shift += 7) {
-		if (!get(b, at, end, 1, &byte))
-			return SFB_CFI_E_TRUNCATED;
-		v |= (byte & 0x7f) << shift;
-		if (byte & 0x80)
-			continue;
-		if (i == 9) {
-			if (sgn ? byte != 0 && byte != 0x7f : byte > 1)
-				return SFB_CFI_E_LEB;
-		} else if (sgn && (byte & 0x40)) {
-			v |= ~(uint64_t)0 << (shift + 7);
-		}
-		*out = v;
-		return SFB_CFI_OK;
-	}
-	return SFB_CFI_E_LEB;
-}
-
-static int get_uleb(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint64_t *out)
-{
-	return get_leb(b, at, end, false, out);
-}
-
-static int get_sleb(const struct sfb_bytes *b, uint64_t *at, uint64_t end, int64_t *out)
-{
-	uint64_t v;
-	int err = get_leb(b, at, end, true, &v);
-	*out = (int64_t)v;
-	return err;
-}
-
-/* Whether enc is a pointer encoding this decoder reads: a 64-bit target's
- * formats, applied absolutely, pc-relative or data-relative.  textrel and
- * funcrel have no base an unwinder knows, aligned no use in .eh_frame. */
-static bool enc_ok(uint8_t enc)
-{
-	switch (enc & 0x0f) {
-	case PE_ABSPTR: case PE_ULEB128: case PE_UDATA2: case PE_UDATA4: case PE_UDATA8:
-	case PE_SLEB128: case PE_SDATA2: case PE_SDATA4: case PE_SDATA8:
-		break;
-	default:
-		return false;
-	}
-	uint8_t appl = enc & PE_APPL_MASK;
-	return appl == 0 || appl == PE_PCREL || appl == PE_DATAREL;
-}
-
-/* A pointer encoded with enc at *at (below end) in b, whose byte 0 is at
- * address sec_addr; data_base is the datarel base.  Indirection is the
- * caller's business (only a personality pointer may have it). */
-static int get_ptr(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t enc,
-		   uint64_t sec_addr, uint64_t data_base, uint64_t *out, int bad_enc)
-{
-	uint64_t field = sec_addr + *at, v;
-	int64_t sv;
-	int err;
-	if (!enc_ok(enc))
-		return bad_enc;
-	switch (enc & 0x0f) {
-	case PE_ULEB128:
-		if ((err = get_uleb(b, at, end, &v)))
-			return err;
-		break;
-	case PE_SLEB128:
-		if ((err = get_sleb(b, at, end, &sv)))
-			return err;
-		v = (uint64_t)sv;
-		break;
-	default: {
-		static const uint8_t width[16] = {
-			[PE_ABSPTR] = 8, [PE_UDATA2] = 2, [PE_UDATA4] = 4, [PE_UDATA8] = 8,
-			[PE_SDATA2] = 2, [PE_SDATA4] = 4, [PE_SDATA8] = 8,
-		};
-		unsigned w = width[enc & 0x0f];
-		if (!get(b, at, end, w, &v))
-			return SFB_CFI_E_TRUNCATED;
-		if (enc & 0x08)
-			v = (uint64_t)sfb_sext(v, w);
-	}
-	}
-	switch (enc & PE_APPL_MASK) {
-	case PE_PCREL: v += field; break;
-	case PE_DATAREL: v += data_base; break;
-	}
-	*out = v;
-	return SFB_CFI_OK;
-}
-
 /* ---- .eh_frame_hdr ------------------------------------------------------ */
 
 /* Table entry i: initial location and FDE address. */
@@ -188,21 +69,23 @@ int sfb_cfi_load(struct sfb_cfi_section *s, const void *hdr, size_t hdr_len,
 	s->hdr_addr = hdr_addr;
 	const struct sfb_bytes *h = &s->hdr;
 	uint64_t version, eptr_enc, count_enc, table_enc, eptr, count, at = 0;
-	if (!get(h, &at, hdr_len, 1, &version) || !get(h, &at, hdr_len, 1, &eptr_enc) ||
-	    !get(h, &at, hdr_len, 1, &count_enc) || !get(h, &at, hdr_len, 1, &table_enc))
+	if (!sfb_dw_get(h, &at, hdr_len, 1, &version) ||
+	    !sfb_dw_get(h, &at, hdr_len, 1, &eptr_enc) ||
+	    !sfb_dw_get(h, &at, hdr_len, 1, &count_enc) ||
+	    !sfb_dw_get(h, &at, hdr_len, 1, &table_enc))
 		return SFB_CFI_E_HDR;
-	if (version != 1 || eptr_enc == PE_OMIT || (eptr_enc & PE_INDIRECT))
+	if (version != 1 || eptr_enc == DW_EH_PE_omit || (eptr_enc & DW_EH_PE_indirect))
 		return SFB_CFI_E_HDR;
-	if (get_ptr(h, &at, hdr_len, (uint8_t)eptr_enc, hdr_addr, hdr_addr, &eptr,
-		    SFB_CFI_E_HDR))
+	if (sfb_dw_ptr(h, &at, hdr_len, (uint8_t)eptr_enc, hdr_addr, hdr_addr, &eptr,
+		       SFB_CFI_E_HDR))
 		return SFB_CFI_E_HDR;
 	/* The linker writes no table (omit encodings) when it could not sort
 	 * the FDEs; a table of another encoding cannot be binary-searched
 	 * in place. */
-	if (count_enc == PE_OMIT || table_enc != PE_TABLE)
+	if (count_enc == DW_EH_PE_omit || table_enc != TABLE_ENC)
 		return SFB_CFI_E_NO_TABLE;
-	if ((count_enc & (PE_APPL_MASK | PE_INDIRECT)) ||
-	    get_ptr(h, &at, hdr_len, (uint8_t)count_enc, 0, 0, &count, SFB_CFI_E_HDR))
+	if ((count_enc & (DW_EH_PE_APPL_MASK | DW_EH_PE_indirect)) ||
+	    sfb_dw_ptr(h, &at, hdr_len, (uint8_t)count_enc, 0, 0, &count, SFB_CFI_E_HDR))
 		return SFB_CFI_E_HDR;
 	if (count > UINT32_MAX || count > (hdr_len - at) / 8)
 		return SFB_CFI_E_HDR;
@@ -247,11 +130,11 @@ static int entry_bounds(const struct sfb_bytes *b, uint64_t off, uint64_t *at,
 {
 	uint64_t len;
 	*at = off;
-	if (!get(b, at, b->len, 4, &len))
+	if (!sfb_dw_get(b, at, b->len, 4, &len))
 		return SFB_CFI_E_TRUNCATED;
 	*idw = 4;
-	if (len == 0xffffffffu) {
-		if (!get(b, at, b->len, 8, &len))
+	if (len == SFB_DW_LENGTH_64) {
+		if (!sfb_dw_get(b, at, b->len, 8, &len))
 			return SFB_CFI_E_TRUNCATED;
 		*idw = 8;
 	}
@@ -280,11 +163,11 @@ static int parse_cie(const struct sfb_cfi_section *s, uint64_t off, struct cie *
 	int err = entry_bounds(b, off, &at, &end, &idw, SFB_CFI_E_FDE);
 	if (err)
 		return err;
-	if (!get(b, &at, end, idw, &id))
+	if (!sfb_dw_get(b, &at, end, idw, &id))
 		return SFB_CFI_E_TRUNCATED;
 	if (id != 0)
 		return SFB_CFI_E_FDE; /* the FDE's CIE pointer leads to another FDE */
-	if (!get(b, &at, end, 1, &version))
+	if (!sfb_dw_get(b, &at, end, 1, &version))
 		return SFB_CFI_E_TRUNCATED;
 	if (version != 1 && version != 3 && version != 4)
 		return SFB_CFI_E_CIE;
@@ -293,7 +176,7 @@ static int parse_cie(const struct sfb_cfi_section *s, uint64_t off, struct cie *
 	char aug[8];
 	unsigned naug = 0;
 	for (;;) {
-		if (!get(b, &at, end, 1, &v))
+		if (!sfb_dw_get(b, &at, end, 1, &v))
 			return SFB_CFI_E_TRUNCATED;
 		if (v == 0)
 			break;
@@ -306,30 +189,30 @@ static int parse_cie(const struct sfb_cfi_section *s, uint64_t off, struct cie *
 		return SFB_CFI_E_CIE;
 	if (version == 4) {
 		uint64_t asize, ssize;
-		if (!get(b, &at, end, 1, &asize) || !get(b, &at, end, 1, &ssize))
+		if (!sfb_dw_get(b, &at, end, 1, &asize) || !sfb_dw_get(b, &at, end, 1, &ssize))
 			return SFB_CFI_E_TRUNCATED;
 		if (asize != 8 || ssize != 0)
 			return SFB_CFI_E_CIE;
 	}
-	if ((err = get_uleb(b, &at, end, &c->code_align)) ||
-	    (err = get_sleb(b, &at, end, &c->data_align)))
+	if ((err = sfb_dw_uleb(b, &at, end, &c->code_align)) ||
+	    (err = sfb_dw_sleb(b, &at, end, &c->data_align)))
 		return err;
 	if (c->code_align == 0)
 		return SFB_CFI_E_CIE;
 	if (version == 1) {
-		if (!get(b, &at, end, 1, &v))
+		if (!sfb_dw_get(b, &at, end, 1, &v))
 			return SFB_CFI_E_TRUNCATED;
-	} else if ((err = get_uleb(b, &at, end, &v))) {
+	} else if ((err = sfb_dw_uleb(b, &at, end, &v))) {
 		return err;
 	}
 	if (v >= SFB_CFI_REGS)
 		return SFB_CFI_E_REGISTER;
 	c->ra_column = (uint32_t)v;
-	c->enc = PE_ABSPTR;
+	c->enc = DW_EH_PE_absptr;
 	c->aug_z = c->signal = c->pauth_b = 0;
 	if (naug && aug[0] == 'z') {
 		uint64_t alen, aend;
-		if ((err = get_uleb(b, &at, end, &alen)))
+		if ((err = sfb_dw_uleb(b, &at, end, &alen)))
 			return err;
 		if (alen > end - at)
 			return SFB_CFI_E_CIE;
@@ -339,20 +222,20 @@ static int parse_cie(const struct sfb_cfi_section *s, uint64_t off, struct cie *
 			uint64_t e, skip;
 			switch (aug[i]) {
 			case 'R':
-				if (!get(b, &at, aend, 1, &e))
+				if (!sfb_dw_get(b, &at, aend, 1, &e))
 					return SFB_CFI_E_CIE;
-				if ((e & PE_INDIRECT) || !enc_ok((uint8_t)e))
+				if ((e & DW_EH_PE_indirect) || !sfb_dw_enc_ok((uint8_t)e))
 					return SFB_CFI_E_CIE;
 				c->enc = (uint8_t)e;
 				break;
 			case 'P': /* the personality routine: skipped */
-				if (!get(b, &at, aend, 1, &e) ||
-				    get_ptr(b, &at, aend, (uint8_t)(e & ~PE_INDIRECT), 0, 0, &skip,
-					    SFB_CFI_E_CIE))
+				if (!sfb_dw_get(b, &at, aend, 1, &e) ||
+				    sfb_dw_ptr(b, &at, aend, (uint8_t)(e & ~DW_EH_PE_indirect), 0, 0,
+					       &skip, SFB_CFI_E_CIE))
 					return SFB_CFI_E_CIE;
 				break;
 			case 'L': /* the LSDA's encoding: its pointer is in the FDE */
-				if (!get(b, &at, aend, 1, &e))
+				if (!sfb_dw_get(b, &at, aend, 1, &e))
 					return SFB_CFI_E_CIE;
 				break;
 			case 'S': c->signal = 1; break;
@@ -385,22 +268,23 @@ static int parse_fde(const struct sfb_cfi_section *s, uint64_t off, struct sfb_c
 	if (err)
 		return err;
 	uint64_t field = at;
-	if (!get(b, &at, end, idw, &cptr))
+	if (!sfb_dw_get(b, &at, end, idw, &cptr))
 		return SFB_CFI_E_TRUNCATED;
 	/* Relative to the field, backwards; 0 marks a CIE. */
 	if (cptr == 0 || cptr > field)
 		return SFB_CFI_E_FDE;
 	if ((err = parse_cie(s, field - cptr, &c)))
 		return err;
-	if ((err = get_ptr(b, &at, end, c.enc, s->frame_addr, s->hdr_addr, &begin,
-			   SFB_CFI_E_CIE)) ||
-	    (err = get_ptr(b, &at, end, c.enc & 0x0f, 0, 0, &range, SFB_CFI_E_CIE)))
+	if ((err = sfb_dw_ptr(b, &at, end, c.enc, s->frame_addr, s->hdr_addr, &begin,
+			      SFB_CFI_E_CIE)) ||
+	    (err = sfb_dw_ptr(b, &at, end, c.enc & DW_EH_PE_FORMAT_MASK, 0, 0, &range,
+			      SFB_CFI_E_CIE)))
 		return err;
 	if (begin + range < begin)
 		return SFB_CFI_E_FDE;
 	if (c.aug_z) {
 		uint64_t alen;
-		if ((err = get_uleb(b, &at, end, &alen)))
+		if ((err = sfb_dw_uleb(b, &at, end, &alen)))
 			return err;
 		if (alen > end - at)
 			return SFB_CFI_E_FDE;
@@ -555,7 +439,7 @@ static int block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t 
 		 struct sfb_loc *loc)
 {
 	uint64_t len;
-	int err = get_uleb(b, at, end, &len);
+	int err = sfb_dw_uleb(b, at, end, &len);
 	if (err)
 		return err;
 	if (len > end - *at)
@@ -580,14 +464,14 @@ static int cfa_offset_operand(const struct interp *in, uint64_t *at, uint64_t en
 	int err;
 	if (!sf) {
 		uint64_t v;
-		TRY(get_uleb(b, at, end, &v));
+		TRY(sfb_dw_uleb(b, at, end, &v));
 		if (v > INT32_MAX)
 			return SFB_CFI_E_REGISTER;
 		*off = (int32_t)v;
 		return SFB_CFI_OK;
 	}
 	int64_t sv;
-	TRY(get_sleb(b, at, end, &sv));
+	TRY(sfb_dw_sleb(b, at, end, &sv));
 	return factored(in, sv, off);
 }
 
@@ -606,14 +490,14 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 		struct sfb_loc loc;
 		if (++in->ops > SFB_CFI_MAX_OPS)
 			return SFB_CFI_E_BUDGET;
-		if (!get(b, &at, end, 1, &op))
+		if (!sfb_dw_get(b, &at, end, 1, &op))
 			return SFB_CFI_E_TRUNCATED;
 		switch (op >> 6) {
 		case 1: /* DW_CFA_advance_loc */
 			TRY(advance(in, op & 0x3f, cie));
 			continue;
 		case 2: /* DW_CFA_offset */
-			TRY(get_uleb(b, &at, end, &v));
+			TRY(sfb_dw_uleb(b, &at, end, &v));
 			TRY(ufactored(in, v, &off));
 			TRY(offset_rule(R_OFFSET, off, &rule));
 			set_rule(in, op & 0x3f, rule);
@@ -626,23 +510,23 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 		case 0x00: /* DW_CFA_nop */
 			break;
 		case 0x01: /* DW_CFA_set_loc */
-			TRY(get_ptr(b, &at, end, in->f->ptr_enc, in->s->frame_addr, in->s->hdr_addr,
-				    &v, SFB_CFI_E_CIE));
+			TRY(sfb_dw_ptr(b, &at, end, in->f->ptr_enc, in->s->frame_addr,
+				       in->s->hdr_addr, &v, SFB_CFI_E_CIE));
 			TRY(move_to(in, v, cie));
 			break;
 		case 0x02: /* DW_CFA_advance_loc1 */
 		case 0x03: /* DW_CFA_advance_loc2 */
 		case 0x04: /* DW_CFA_advance_loc4 */
 		case 0x1d: /* DW_CFA_MIPS_advance_loc8 */
-			if (!get(b, &at, end, op == 0x1d ? 8 : 1u << (op - 2), &v))
+			if (!sfb_dw_get(b, &at, end, op == 0x1d ? 8 : 1u << (op - 2), &v))
 				return SFB_CFI_E_TRUNCATED;
 			TRY(advance(in, v, cie));
 			break;
 		case 0x05: /* DW_CFA_offset_extended */
 		case 0x14: /* DW_CFA_val_offset */
 		case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
-			TRY(get_uleb(b, &at, end, &n));
-			TRY(get_uleb(b, &at, end, &v));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &v));
 			TRY(ufactored(in, v, &off));
 			if (op == 0x2f) {
 				if (off == INT32_MIN)
@@ -654,26 +538,26 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			break;
 		case 0x11: /* DW_CFA_offset_extended_sf */
 		case 0x15: /* DW_CFA_val_offset_sf */
-			TRY(get_uleb(b, &at, end, &n));
-			TRY(get_sleb(b, &at, end, &sv));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
+			TRY(sfb_dw_sleb(b, &at, end, &sv));
 			TRY(factored(in, sv, &off));
 			TRY(offset_rule(op == 0x11 ? R_OFFSET : R_VAL_OFFSET, off, &rule));
 			set_rule(in, n, rule);
 			break;
 		case 0x06: /* DW_CFA_restore_extended */
-			TRY(get_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
 		restore:
 			if (n < SFB_CFI_REGS)
 				cur->reg[n] = cie ? R_SAME : in->init.reg[n];
 			break;
 		case 0x07: /* DW_CFA_undefined */
 		case 0x08: /* DW_CFA_same_value */
-			TRY(get_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
 			set_rule(in, n, mkrule(op == 0x07 ? R_UNDEFINED : R_SAME, 0));
 			break;
 		case 0x09: /* DW_CFA_register */
-			TRY(get_uleb(b, &at, end, &n));
-			TRY(get_uleb(b, &at, end, &r2));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &r2));
 			if (n < SFB_CFI_REGS && r2 >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
 			set_rule(in, n, mkrule(R_REGISTER, (int32_t)(r2 & 0xffff)));
@@ -690,7 +574,7 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			break;
 		case 0x0c: /* DW_CFA_def_cfa */
 		case 0x12: /* DW_CFA_def_cfa_sf */
-			TRY(get_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
 			TRY(cfa_offset_operand(in, &at, end, op == 0x12, &off));
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
@@ -698,7 +582,7 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			cur->cfa_expr.kind = SFB_LOC_SAME;
 			break;
 		case 0x0d: /* DW_CFA_def_cfa_register */
-			TRY(get_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
 			if (n >= SFB_CFI_REGS)
 				return SFB_CFI_E_REGISTER;
 			cur->cfa.kind = SFB_LOC_EXPR;
@@ -716,7 +600,7 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			break;
 		case 0x10: /* DW_CFA_expression */
 		case 0x16: /* DW_CFA_val_expression */
-			TRY(get_uleb(b, &at, end, &n));
+			TRY(sfb_dw_uleb(b, &at, end, &n));
 			blk = at;
 			TRY(block(b, &at, end, 0, &loc));
 			if (blk > RULE_ARG_MAX)
@@ -727,7 +611,7 @@ static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 			cur->ra_signed ^= 1;
 			break;
 		case 0x2e: /* DW_CFA_GNU_args_size */
-			TRY(get_uleb(b, &at, end, &v));
+			TRY(sfb_dw_uleb(b, &at, end, &v));
 			in->row->args_size = (int64_t)v;
 			break;
 		default:
@@ -861,7 +745,7 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 		st[n++] = cfa;
 	for (unsigned ops = 0; at < end;) {
 		uint64_t op;
-		if (++ops > SFB_CFI_EXPR_OPS || !get(&b, &at, end, 1, &op))
+		if (++ops > SFB_CFI_EXPR_OPS || !sfb_dw_get(&b, &at, end, 1, &op))
 			return SFB_CFI_E_EXPR;
 		/* Operands: how many stack entries the operation pops. */
 		unsigned pops = 0;
@@ -883,9 +767,9 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 			push = true;
 		} else if ((op >= 0x70 && op <= 0x8f) || op == 0x92) { /* DW_OP_breg0..31, bregx */
 			uint64_t reg = op - 0x70;
-			if (op == 0x92 && get_uleb(&b, &at, end, &reg))
+			if (op == 0x92 && sfb_dw_uleb(&b, &at, end, &reg))
 				return SFB_CFI_E_EXPR;
-			if (get_sleb(&b, &at, end, &sv) || reg > UINT32_MAX || !cx || !cx->reg ||
+			if (sfb_dw_sleb(&b, &at, end, &sv) || reg > UINT32_MAX || !cx || !cx->reg ||
 			    !cx->reg(cx->arg, (unsigned)reg, &v))
 				return SFB_CFI_E_EXPR;
 			v += (uint64_t)sv;
@@ -896,7 +780,7 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 			case 0x08: case 0x09: case 0x0a: case 0x0b: /* const1u/s, const2u/s */
 			case 0x0c: case 0x0d: case 0x0e: case 0x0f: { /* const4u/s, const8u/s */
 				unsigned wd = op == 0x03 ? 8 : 1u << ((op - 0x08) / 2);
-				if (!get(&b, &at, end, wd, &v))
+				if (!sfb_dw_get(&b, &at, end, wd, &v))
 					return SFB_CFI_E_EXPR;
 				if (op != 0x03 && (op & 1))
 					v = (uint64_t)sfb_sext(v, wd);
@@ -904,12 +788,12 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 				break;
 			}
 			case 0x10: /* DW_OP_constu */
-				if (get_uleb(&b, &at, end, &v))
+				if (sfb_dw_uleb(&b, &at, end, &v))
 					return SFB_CFI_E_EXPR;
 				push = true;
 				break;
 			case 0x11: /* DW_OP_consts */
-				if (get_sleb(&b, &at, end, &sv))
+				if (sfb_dw_sleb(&b, &at, end, &sv))
 					return SFB_CFI_E_EXPR;
 				v = (uint64_t)sv;
 				push = true;
@@ -926,7 +810,7 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 				push = true;
 				break;
 			case 0x15: /* DW_OP_pick */
-				if (!get(&b, &at, end, 1, &w) || w >= n)
+				if (!sfb_dw_get(&b, &at, end, 1, &w) || w >= n)
 					return SFB_CFI_E_EXPR;
 				v = st[n - 1 - w];
 				push = true;
@@ -944,7 +828,7 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 			case 0x06: /* DW_OP_deref */
 			case 0x94: { /* DW_OP_deref_size */
 				uint64_t size = 8;
-				if (op == 0x94 && (!get(&b, &at, end, 1, &size) || size == 0 || size > 8))
+				if (op == 0x94 && (!sfb_dw_get(&b, &at, end, 1, &size) || size == 0 || size > 8))
 					return SFB_CFI_E_EXPR;
 				if (!cx || !cx->mem || !cx->mem(cx->arg, *t, &v))
 					return SFB_CFI_E_EXPR;
@@ -971,7 +855,7 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 				*t = ~*t;
 				break;
 			case 0x23: /* DW_OP_plus_uconst */
-				if (get_uleb(&b, &at, end, &v))
+				if (sfb_dw_uleb(&b, &at, end, &v))
 					return SFB_CFI_E_EXPR;
 				*t += v;
 				break;
@@ -1014,7 +898,7 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 			}
 			case 0x2f: /* DW_OP_skip */
 			case 0x28: { /* DW_OP_bra */
-				if (!get(&b, &at, end, 2, &w))
+				if (!sfb_dw_get(&b, &at, end, 2, &w))
 					return SFB_CFI_E_EXPR;
 				bool jump = true;
 				if (op == 0x28) {

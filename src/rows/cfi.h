@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/bytes.h"
+#include "base/dwarf.h"
 #include "rows/row.h"
 
 #define SFB_CFI_MAX_OPS 16384    /* CFA instructions interpreted per lookup (one FDE
@@ -40,13 +41,15 @@
 				    a CIE whose RA column is past them is
 				    rejected (SFB_CFI_E_REGISTER) */
 
-/* Why CFI could not be used.  Stable numbers, named by sfb_cfi_err_name(). */
+/* Why CFI could not be used.  Stable numbers, named by sfb_cfi_err_name();
+ * the readers of dwarf.h fail with the two they share. */
 enum sfb_cfi_err {
 	SFB_CFI_OK = 0,
 	SFB_CFI_E_NO_TABLE = 1,     /* no .eh_frame_hdr, or its table is absent/unsearchable */
 	SFB_CFI_E_HDR = 2,          /* malformed .eh_frame_hdr (version, encodings, bounds) */
 	SFB_CFI_E_NOT_FOUND = 3,    /* no FDE covers the PC */
-	SFB_CFI_E_TRUNCATED = 4,    /* a CIE/FDE/instruction runs past its bounds */
+	SFB_CFI_E_TRUNCATED = SFB_DW_E_TRUNCATED, /* 4: a CIE/FDE/instruction runs past
+						     its bounds */
 	SFB_CFI_E_CIE = 5,          /* malformed CIE (version, augmentation, pointer encoding) */
 	SFB_CFI_E_FDE = 6,          /* malformed FDE (bad CIE pointer, range, augmentation) */
 	SFB_CFI_E_OPCODE = 7,       /* unknown or unsupported DW_CFA opcode */
@@ -56,7 +59,8 @@ enum sfb_cfi_err {
 				       SFB_CFI_REGS, offset out of range (CFA: 32 bits,
 				       other registers: 28), more rules than SFB_ROW_REGS */
 	SFB_CFI_E_EXPR = 11,        /* malformed, unsupported or over-budget DWARF expression */
-	SFB_CFI_E_LEB = 12,         /* a LEB128 number longer than 10 bytes or past 64 bits */
+	SFB_CFI_E_LEB = SFB_DW_E_LEB, /* 12: a LEB128 number longer than 10 bytes or past
+					 64 bits */
 };
 const char *sfb_cfi_err_name(int err);
 

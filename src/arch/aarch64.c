@@ -1,8 +1,6 @@
 /* AArch64: registers from ucontext, the rt_sigreturn trampoline, return
- * addresses signed with pointer authentication.
- *
- * DWARF numbers: 0-30 x0-x30 (29 the frame pointer, 30 the link register,
- * the return address column), 31 sp. */
+ * addresses signed with pointer authentication, PLT stubs.  Constants and
+ * DWARF numbers: aarch64.h. */
 #if defined(__aarch64__)
 #define _GNU_SOURCE
 #include "arch/arch.h"
@@ -16,13 +14,17 @@
 
 const uint8_t sfb_arch_abi = SFB_ABI_AARCH64_LE;
 
-/* The saved words mirror mcontext_t from regs[] on: x0-x30, sp, pc,
- * pstate. */
+/* The saved words mirror mcontext_t from regs[] on: x0-x30 (word n is
+ * xn, whose DWARF number is n too), sp, pc, pstate. */
+#define W_X(n) (n)
+#define W_NX 31
 #define W_SP 31
 #define W_PC 32
+#define W_PSTATE 33
 _Static_assert(offsetof(mcontext_t, sp) == offsetof(mcontext_t, regs) + 8 * W_SP &&
 		       offsetof(mcontext_t, pc) == offsetof(mcontext_t, regs) + 8 * W_PC &&
-		       offsetof(mcontext_t, pstate) == offsetof(mcontext_t, regs) + 8 * 33,
+		       offsetof(mcontext_t, pstate) == offsetof(mcontext_t, regs) + 8 * W_PSTATE &&
+		       W_PSTATE + 1 == SFB_SAVED_WORDS,
 	       "struct sfb_saved_regs mirrors mcontext_t from regs[]");
 
 /* In the interrupted frame the link register is live: a leaf, or a
@@ -31,8 +33,8 @@ void sfb_arch_from_saved(const void *w, struct sfb_regs *r)
 {
 	*r = (struct sfb_regs){ .pc = sfb_arch_saved_word(w, W_PC),
 				.sp = sfb_arch_saved_word(w, W_SP),
-				.fp = sfb_arch_saved_word(w, 29),
-				.ra = sfb_arch_saved_word(w, 30),
+				.fp = sfb_arch_saved_word(w, W_X(SFB_DWARF_FP)),
+				.ra = sfb_arch_saved_word(w, W_X(SFB_DWARF_RA)),
 				.all = w,
 				.have_ra = true };
 }
@@ -44,12 +46,12 @@ void sfb_arch_from_ucontext(const void *uc, struct sfb_regs *r)
 
 bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 {
-	if (n == 30 && r->have_ra) {
+	if (n == SFB_DWARF_RA && r->have_ra) {
 		*out = r->ra;
 		return true;
 	}
-	if (r->all && n < 31) {
-		*out = sfb_arch_saved_word(r->all, n);
+	if (r->all && n < W_NX) {
+		*out = sfb_arch_saved_word(r->all, W_X(n));
 		return true;
 	}
 	return false;
@@ -57,8 +59,10 @@ bool sfb_arch_reg(const struct sfb_regs *r, unsigned n, uintptr_t *out)
 
 /* The vDSO's __kernel_rt_sigreturn (and qemu-user's copy of it): mov x8,
  * #139 (__NR_rt_sigreturn); svc #0. */
-const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = { 0x68, 0x11, 0x80, 0xd2,
-								0x01, 0x00, 0x00, 0xd4 };
+const uint8_t sfb_arch_sigreturn_code[SFB_SIGRETURN_LEN] = {
+	0x68, 0x11, 0x80, 0xd2, /* mov x8, #139 */
+	0x01, 0x00, 0x00, 0xd4, /* svc #0 */
+};
 
 /* At the trampoline sp points at the kernel's struct rt_sigframe: a
  * siginfo, then the ucontext (glibc's ucontext_t has the kernel's layout
@@ -69,39 +73,67 @@ uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp)
 }
 
 /* xpaclri (hint #7, a NOP on cores without pointer authentication)
- * strips x30 of the signature of either instruction key. */
+ * strips x30 of the signature of either instruction key.  Written as the
+ * hint so that any assembler takes it. */
+#define XPACLRI "hint 7"
 uintptr_t sfb_arch_strip_pac(uintptr_t ra)
 {
 	register uintptr_t x30 __asm__("x30") = ra;
-	__asm__("hint 7" : "+r"(x30));
+	__asm__(XPACLRI : "+r"(x30));
 	return x30;
 }
 
+#define INSN_LEN 4
+
+/* Instruction encodings; a _MASK keeps the bits that do not vary with the
+ * operands (INSN_IS: does instruction i match op under mask m). */
+#define INSN_IS(i, m, op) (((i) & (m)) == (op))
+#define A64_BTI_C 0xd503245fu
+#define A64_ADRP_X16 0x90000010u        /* adrp x16, page */
+#define A64_ADRP_MASK 0x9f00001fu
+#define A64_LDR_X17_X16 0xf9400211u     /* ldr x17, [x16, #off] */
+#define A64_ADD_X16_X16 0x91000210u     /* add x16, x16, #off */
+#define A64_IMM12_MASK 0xffc003ffu      /* both: the 12-bit offset varies */
+#define A64_AUTIA1716 0xd503219fu
+#define A64_AUTIB1716 0xd50321dfu
+#define A64_BR_X17 0xd61f0220u
+#define A64_BL 0x94000000u              /* bl imm26 */
+#define A64_BL_MASK 0xfc000000u
+#define A64_BLR 0xd63f0000u             /* blr xn */
+#define A64_BLR_MASK 0xfffffc1fu
+#define A64_BLRA_Z 0xd63f081fu          /* blraaz, blrabz xn */
+#define A64_BLRA_Z_MASK 0xfffff81fu
+#define A64_BLRA 0xd73f0800u           /* blraa, blrab xn, xm */
+#define A64_BLRA_MASK 0xfffff800u
+
 /* ld's PLTn stubs: [bti c;] adrp x16, page; ldr x17, [x16, #off];
  * add x16, x16, #off; [autia1716 | autib1716;] br x17. */
+#define PLT_STUB_MAX 6 /* instructions */
 static unsigned plt_stub_len(uintptr_t s, uintptr_t lo, uintptr_t hi)
 {
-	uint32_t i[6];
+	uint32_t i[PLT_STUB_MAX];
 	unsigned n = 0, k = 0;
-	if (s < lo || s % 4)
+	if (s < lo || s % INSN_LEN)
 		return 0;
-	for (; k < 6 && s + 4 * k + 4 <= hi; k++)
-		memcpy(&i[k], (const void *)(s + 4 * k), 4);
-	if (k > 0 && i[0] == 0xd503245f) /* bti c */
+	for (; k < PLT_STUB_MAX && s + INSN_LEN * k + INSN_LEN <= hi; k++)
+		memcpy(&i[k], (const void *)(s + INSN_LEN * k), INSN_LEN);
+	if (k > 0 && i[0] == A64_BTI_C)
 		n++;
-	if (k < n + 4 || (i[n] & 0x9f00001f) != 0x90000010 ||    /* adrp x16 */
-	    (i[n + 1] & 0xffc003ff) != 0xf9400211 ||              /* ldr x17, [x16, #off] */
-	    (i[n + 2] & 0xffc003ff) != 0x91000210)                /* add x16, x16, #off */
+	if (k < n + 4 /* adrp, ldr, add, br */ || !INSN_IS(i[n], A64_ADRP_MASK, A64_ADRP_X16) ||
+	    !INSN_IS(i[n + 1], A64_IMM12_MASK, A64_LDR_X17_X16) ||
+	    !INSN_IS(i[n + 2], A64_IMM12_MASK, A64_ADD_X16_X16))
 		return 0;
 	n += 3;
-	if (n < k && (i[n] == 0xd503219f || i[n] == 0xd50321df))  /* autia1716, autib1716 */
+	if (n < k && (i[n] == A64_AUTIA1716 || i[n] == A64_AUTIB1716))
 		n++;
-	return n < k && i[n] == 0xd61f0220 ? 4 * (n + 1) : 0;     /* br x17 */
+	return n < k && i[n] == A64_BR_X17 ? INSN_LEN * (n + 1) : 0;
 }
 
+/* Is pc inside a stub: one that starts at most PLT_STUB_MAX - 1
+ * instructions back and reaches past pc. */
 bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 {
-	for (uintptr_t back = 0; back < 24 && back <= pc; back += 4)
+	for (uintptr_t back = 0; back < INSN_LEN * PLT_STUB_MAX && back <= pc; back += INSN_LEN)
 		if (plt_stub_len(pc - back, lo, hi) > back)
 			return true;
 	return false;
@@ -111,14 +143,12 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
  * BLRAA, BLRAAZ, BLRAB, BLRABZ. */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	if (ra % 4 || ra - lo < 4 || ra > hi)
+	if (ra % INSN_LEN || ra - lo < INSN_LEN || ra > hi)
 		return false;
 	uint32_t i;
-	memcpy(&i, (const void *)(ra - 4), sizeof i);
-	return (i & 0xfc000000) == 0x94000000 ||  /* bl */
-	       (i & 0xfffffc1f) == 0xd63f0000 ||  /* blr */
-	       (i & 0xfffff81f) == 0xd63f081f ||  /* blraaz, blrabz */
-	       (i & 0xfffff800) == 0xd73f0800;    /* blraa, blrab */
+	memcpy(&i, (const void *)(ra - INSN_LEN), sizeof i);
+	return INSN_IS(i, A64_BL_MASK, A64_BL) || INSN_IS(i, A64_BLR_MASK, A64_BLR) ||
+	       INSN_IS(i, A64_BLRA_Z_MASK, A64_BLRA_Z) || INSN_IS(i, A64_BLRA_MASK, A64_BLRA);
 }
 
 /* The entry's frame record at x29: the caller's x29, then the return

@@ -180,7 +180,9 @@ struct sframe_symbol {
  * libc), that of its detached debug file: DIR/.build-id/xx/yyyy.debug for
  * build-id xxyyyy, DIR being $SFRAME_BT_DEBUG_DIR (read once, when the
  * library loads) or /usr/lib/debug, used only if its build-id note
- * matches.  A PC in no loaded object (JIT code) is named from
+ * matches.  A symbol's size bounds it, and one without a size ends where
+ * the next symbol starts: a PC that no symbol covers (past a function's
+ * end) gets no name.  A PC in no loaded object (JIT code) is named from
  * /tmp/perf-PID.map, the file JIT compilers write for perf, if it is a
  * regular file of this user; the object is then that path.  Files are
  * read with open/pread into scratch.  No malloc, no
@@ -193,7 +195,9 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 
 /* Format one frame as "#3 0x55d0c3a1f2b4 in parse_request+0x24
  * (/usr/bin/server+0x12b4)" into line (always NUL-terminated); returns the
- * length.  return_address != 0 looks the name up at pc-1. */
+ * length.  return_address != 0 names the call before pc: the name at
+ * pc-1, or at pc if no symbol covers pc-1 (a signal handler's return to
+ * the sigreturn trampoline); offsets are pc's. */
 SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,
 				     int return_address, char *line,
 				     size_t line_size);

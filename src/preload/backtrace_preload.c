@@ -7,8 +7,12 @@
  * holds the malloc lock hangs.  These take no lock and allocate nothing.
  * backtrace_symbols() stays glibc's: it returns malloc()ed memory.
  *
- * Output follows glibc's: "object(symbol+0xoff) [0xaddr]", the address
- * looked up as given (glibc does not step back into the call). */
+ * Output follows glibc's: "object(symbol+0xoff) [0xaddr]", offsets of the
+ * address as given, "object(+0xoff)" where no symbol covers it.  The name
+ * is that of the call before the address (addr - 1), which a call to a
+ * noreturn function that ends its function leaves past the end, else that
+ * of the address itself (the sigreturn trampoline a signal handler returns
+ * to, and exact PCs). */
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,7 +74,13 @@ API void backtrace_symbols_fd(void *const *buf, int size, int fd)
 	for (int i = 0; buf && i < size; i++) {
 		uintptr_t pc = (uintptr_t)buf[i];
 		struct sframe_symbol s;
-		int named = sframe_symbolize(pc, &s, scratch, sizeof scratch);
+		int named = pc && sframe_symbolize(pc - 1, &s, scratch, sizeof scratch);
+		if (named) {
+			s.name_offset++;
+			s.object_offset++;
+		} else {
+			named = sframe_symbolize(pc, &s, scratch, sizeof scratch);
+		}
 		size_t at = put(line, 0, cap, s.object);
 		at = put(line, at, cap, "(");
 		if (named) {

@@ -74,9 +74,13 @@ struct strtab {
 	uint64_t off, size;
 };
 
+/* The best symbol for one target offset.  floor is the highest start of
+ * any code symbol at or below the target: a symbol without a size claims
+ * addresses only up to the next symbol, so it names the target only if
+ * it starts at floor. */
 struct best {
 	int found, contains, bind, rank; /* rank < 0: not computed yet */
-	uint64_t value;
+	uint64_t value, floor;
 	uint32_t name;
 	struct strtab tab;
 };
@@ -181,16 +185,21 @@ static int is_code(const struct obj *o, const Elf64_Sym *s)
 	       s->st_shndx != SHN_ABS && in_text(o, s->st_value);
 }
 
-/* Best: one whose [value, value+size) holds the target, else the nearest
- * below it of unknown size; aliases are ordered by rank().  A sized
- * symbol that ends below the target is not it: "??" plus the object
- * offset serves better than a wrong name (e.g. a static function after an
- * exported one in a stripped object). */
+/* Best: one whose [value, value+size) holds the target, else one
+ * without a size starting at the floor; aliases are ordered by rank().  A
+ * symbol's size bounds it, and one without a size ends where the next
+ * symbol starts: an address past a function's end (after a call to a
+ * noreturn function, or in the padding) that no symbol covers gets no
+ * name, as "??" plus the object offset serves better than a wrong one. */
 static void consider(struct best *b, const struct obj *o, const Elf64_Sym *s,
 		     const struct strtab *t, uint64_t target)
 {
+	if (s->st_value > target || !is_code(o, s))
+		return;
+	if (s->st_value > b->floor)
+		b->floor = s->st_value;
 	int contains = target - s->st_value < s->st_size;
-	if (s->st_value > target || (!contains && s->st_size) || !is_code(o, s))
+	if (!contains && s->st_size)
 		return;
 	int bind = ELF64_ST_BIND(s->st_info), r = -1;
 	if (b->found) {
@@ -208,7 +217,28 @@ static void consider(struct best *b, const struct obj *o, const Elf64_Sym *s,
 				return;
 		}
 	}
-	*b = (struct best){ 1, contains, bind, r, s->st_value, s->st_name, *t };
+	*b = (struct best){ 1, contains, bind, r, s->st_value, b->floor, s->st_name, *t };
+}
+
+/* Does b name its target: a sized symbol holding it, or one without a
+ * size that no other symbol follows below the target? */
+static int names_target(const struct best *b)
+{
+	return b->found && (b->contains || b->value == b->floor);
+}
+
+/* Every symbol goes to the lookup of each target. */
+struct targets {
+	uint64_t at[2];
+	struct best best[2];
+	int n;
+};
+
+static void consider_all(struct targets *ts, const struct obj *o, const Elf64_Sym *s,
+			 const struct strtab *t)
+{
+	for (int i = 0; i < ts->n; i++)
+		consider(&ts->best[i], o, s, t, ts->at[i]);
 }
 
 /* glibc relocates most d_ptr values in place, but not e.g. the vDSO's. */
@@ -258,7 +288,7 @@ static uint64_t dynsym_count(const struct obj *o, uintptr_t hash,
 	return 0;
 }
 
-static void scan_dynsym(const struct obj *o, uint64_t target, struct best *b)
+static void scan_dynsym(const struct obj *o, struct targets *ts)
 {
 	uintptr_t symtab = 0, hash = 0, gnu = 0;
 	struct strtab t = { NULL, -1, 0, 0 };
@@ -290,7 +320,7 @@ static void scan_dynsym(const struct obj *o, uint64_t target, struct best *b)
 	    !mem_ok(o, symtab, n * sizeof(Elf64_Sym)))
 		return;
 	for (uint64_t i = 0; i < n; i++)
-		consider(b, o, (const Elf64_Sym *)symtab + i, &t, target);
+		consider_all(ts, o, (const Elf64_Sym *)symtab + i, &t);
 }
 
 static int read_shdr(int fd, const Elf64_Ehdr *eh, uint64_t i, Elf64_Shdr *sh)
@@ -344,8 +374,7 @@ static uint64_t find_section(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
 /* Considers every function symbol of the file's .symtab; 0 if it has
  * none. */
 static int scan_symtab(const struct obj *o, int fd, const Elf64_Ehdr *eh,
-		       uint64_t shnum, uint64_t target, struct best *b,
-		       char *work, size_t wsize)
+		       uint64_t shnum, struct targets *ts, char *work, size_t wsize)
 {
 	Elf64_Shdr sh, str;
 	if (!find_section(fd, eh, shnum, 1, SHT_SYMTAB, &sh, work, wsize))
@@ -371,7 +400,7 @@ static int scan_symtab(const struct obj *o, int fd, const Elf64_Ehdr *eh,
 		for (uint64_t j = 0; j < k; j++) {
 			Elf64_Sym s;
 			memcpy(&s, work + j * sizeof s, sizeof s);
-			consider(b, o, &s, &t, target);
+			consider_all(ts, o, &s, &t);
 		}
 	}
 	return 1;
@@ -581,15 +610,27 @@ static int symbolize_jit(uintptr_t pc, struct sframe_symbol *out, char *scratch,
 	return 1;
 }
 
-static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
-		     size_t size)
+/* The name of pc, or, for a return address (return_address != 0), of the
+ * call before it: pc - 1 first, since a call to a noreturn function may
+ * end its function and leave pc past the end; then pc itself, which a
+ * signal handler's return address (the sigreturn trampoline's first
+ * instruction) needs.  Offsets are pc's either way.  One pass over each
+ * symbol table serves both targets. */
+static int symbolize(uintptr_t pc, int return_address, struct sframe_symbol *out,
+		     char *scratch, size_t size)
 {
 	struct obj o;
 	char *path = scratch, *name = scratch + PATH_CAP;
 	char *work = scratch + WORK_OFF;
 	size_t wsize = size - WORK_OFF;
-	if (!find_object(pc, &o))
-		return symbolize_jit(pc, out, scratch, size);
+	uintptr_t adj = return_address && pc ? 1 : 0;
+	if (!find_object(pc - adj, &o)) {
+		if (!symbolize_jit(pc - adj, out, scratch, size))
+			return 0;
+		out->object_offset += adj;
+		out->name_offset += adj;
+		return 1;
+	}
 
 	size_t n = 0;
 	if (o.name[0]) {
@@ -605,24 +646,27 @@ static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
 	out->object_base = o.bias;
 	out->object_offset = pc - o.bias;
 
-	struct best b = { 0 };
-	uint64_t target = pc - o.bias, shnum;
+	struct targets ts = { { pc - adj - o.bias, pc - o.bias }, { { 0 }, { 0 } }, adj ? 2 : 1 };
+	uint64_t shnum;
 	Elf64_Ehdr eh;
 	load_segments(&o);
-	scan_dynsym(&o, target, &b);
+	scan_dynsym(&o, &ts);
 	/* The path may now name another file (a package upgrade replaced
 	 * it): use its symbols only if its header is the loaded one. */
 	int fd = open_object(&o), dfd = -1, had_symtab = 0;
 	if (fd >= 0 && read_ehdr(fd, &eh, &shnum) &&
 	    (!o.ehdr || memcmp(o.ehdr, &eh, sizeof eh) == 0))
-		had_symtab = scan_symtab(&o, fd, &eh, shnum, target, &b, work, wsize);
+		had_symtab = scan_symtab(&o, fd, &eh, shnum, &ts, work, wsize);
 	uint8_t id[MAX_BUILD_ID];
 	uint32_t idlen = had_symtab ? 0 : loaded_build_id(&o, id);
 	if (idlen && (dfd = open_debug_file(id, idlen)) >= 0 &&
 	    read_ehdr(dfd, &eh, &shnum) &&
 	    has_build_id(dfd, &eh, shnum, id, idlen, work, wsize))
-		scan_symtab(&o, dfd, &eh, shnum, target, &b, work, wsize);
-	n = b.found ? name_bytes(&b.tab, b.name, name, NAME_CAP - 1) : 0;
+		scan_symtab(&o, dfd, &eh, shnum, &ts, work, wsize);
+	const struct best *b = &ts.best[0];
+	if (!names_target(b) && ts.n > 1)
+		b = &ts.best[1];
+	n = names_target(b) ? name_bytes(&b->tab, b->name, name, NAME_CAP - 1) : 0;
 	if (fd >= 0)
 		close(fd);
 	if (dfd >= 0)
@@ -631,7 +675,7 @@ static int symbolize(uintptr_t pc, struct sframe_symbol *out, char *scratch,
 	if (!name[0])
 		return 0;
 	out->name = name;
-	out->name_offset = target - b.value;
+	out->name_offset = pc - o.bias - b->value;
 	return 1;
 }
 
@@ -644,7 +688,7 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 	*out = (struct sframe_symbol){ "", 0, 0, "", 0 };
 	if (!scratch || scratch_size < SFRAME_SYMBOLIZE_SCRATCH)
 		return 0;
-	return symbolize(pc, out, scratch, scratch_size);
+	return symbolize(pc, 0, out, scratch, scratch_size);
 }
 
 /* ---- Formatting ---------------------------------------------------------- */
@@ -654,13 +698,9 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 static size_t format(int index, uintptr_t pc, int return_address, char *line,
 		     size_t cap, char *scratch)
 {
-	struct sframe_symbol s;
+	struct sframe_symbol s = { "", 0, 0, "", 0 };
 	struct sfb_text b = { line, 0, cap };
-	/* A return address can lie past the end of its function (after a
-	 * call to a noreturn function): look up the call instruction, but
-	 * print pc's own offsets, as gdb and addr2line users expect. */
-	uintptr_t adj = return_address && pc ? 1 : 0;
-	sframe_symbolize(pc - adj, &s, scratch, SFRAME_SYMBOLIZE_SCRATCH);
+	symbolize(pc, return_address, &s, scratch, SFRAME_SYMBOLIZE_SCRATCH);
 	sfb_put(&b, "#");
 	sfb_put_dec(&b, index);
 	sfb_put(&b, " ");
@@ -669,7 +709,7 @@ static size_t format(int index, uintptr_t pc, int return_address, char *line,
 	if (s.name[0]) {
 		sfb_put(&b, s.name);
 		sfb_put(&b, "+");
-		sfb_put_hex(&b, s.name_offset + adj);
+		sfb_put_hex(&b, s.name_offset);
 	} else {
 		sfb_put(&b, "??");
 	}
@@ -677,7 +717,7 @@ static size_t format(int index, uintptr_t pc, int return_address, char *line,
 	if (s.object[0]) {
 		sfb_put(&b, s.object);
 		sfb_put(&b, "+");
-		sfb_put_hex(&b, s.object_offset + adj);
+		sfb_put_hex(&b, s.object_offset);
 	} else {
 		sfb_put(&b, "??");
 	}

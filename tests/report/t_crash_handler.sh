@@ -65,17 +65,7 @@ stopped_line() { grep -Eq '^# stopped: [a-z-]+' "$1"; }
 . tests/lib/install-deps.sh
 install_deps libc6-dbg binutils
 
-# syms OBJECT: its function symbols, "start size name", in decimal.
-syms() {
-	bid=$(readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }')
-	dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
-	if [ -n "$bid" ] && [ -f "$dbg" ]; then
-		nm -S -t d --defined-only "$dbg"
-	else
-		nm -S -t d --defined-only "$1"
-		nm -D -S -t d --defined-only "$1"
-	fi 2>/dev/null | awk 'NF == 4 && $3 ~ /^[tTwWiI]$/ { print $1 + 0, $2 + 0, $4 }'
-}
+. tests/lib/symbols.sh
 
 # whole_stack FILE SPEC...: the report's frames are exactly SPEC..., #0
 # first, and the walk stopped "outermost".  A SPEC "@OBJECT:GLOB" is a
@@ -119,26 +109,12 @@ whole_stack() {
 	grep -q '^# stopped: outermost at 0x' "$f"
 }
 
-# all_named FILE: every frame carries a name nm gives its address (the
-# call, pc - 1, after #0): sframebt's symbolizer checked against
-# binutils', libc's detached debug file included.  "??" fails.
+# all_named FILE: every frame carries the name nm gives its address (the
+# call, pc - 1, after #0; tests/lib/symbols.sh): sframebt's symbolizer
+# checked against binutils', libc's detached debug file included.  "??"
+# fails.
 all_named() {
-	f=$1
-	n=0
-	while line=$(grep "^#$n 0x" "$f") && [ -n "$line" ]; do
-		name=$(echo "$line" | sed -n 's/^#[0-9]* 0x[0-9a-f]* in \(.*\)+0x[0-9a-f]* (.*)$/\1/p')
-		loc=$(echo "$line" | sed -n 's/^#[0-9]* 0x[0-9a-f]* in .* (\(.*\)+\(0x[0-9a-f]*\))$/\1 \2/p')
-		path=${loc% *}
-		off=$((${loc##* } - (n > 0)))
-		if [ -z "$name" ] || ! syms "$path" | awk -v a="$off" -v want="$name" \
-			'$1 <= a && a < $1 + $2 { sub(/@.*/, "", $3); if ($3 == want) ok = 1 }
-			END { exit !ok }'; then
-			echo "# frame #$n is not named as nm names it: $line"
-			return 1
-		fi
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ]
+	report_as_nm "$1" && ! grep -q '^#[0-9]* 0x[0-9a-f]* in ?? ' "$1"
 }
 
 fails() { ! "$@" >/dev/null; }
@@ -161,6 +137,7 @@ check "segv: .so frames name libcrashdemo.so with an offset" \
 check "segv: exe frames name the executable" \
 	grep -Eq '^#4 0x[0-9a-f]+ in main\+0x[0-9a-f]+ \(.*/crash-handler\+0x[0-9a-f]+\)$' "$tmp/segv"
 check "segv: report ends with the stop reason" stopped_line "$tmp/segv"
+check "segv: every frame named as nm names it" all_named "$tmp/segv"
 check "segv: the whole stack, through libc's start-up code to _start, outermost" \
 	whole_stack "$tmp/segv" @libcrashdemo.so:crash_leaf @libcrashdemo.so:static_helper \
 	@libcrashdemo.so:crashdemo_run @crash-handler:run_scenario @crash-handler:main $ROOT
@@ -192,6 +169,7 @@ for kind_sig in fpe:SIGFPE:136 ill:SIGILL:132 bus:SIGBUS:135; do
 	check "$kind: the whole stack to _start, outermost" whole_stack "$tmp/$kind" \
 		"@libcrashdemo.so:crash_leaf*" @libcrashdemo.so:static_helper \
 		@libcrashdemo.so:crashdemo_run @crash-handler:run_scenario @crash-handler:main $ROOT
+	check "$kind: every frame named as nm names it" all_named "$tmp/$kind"
 done
 
 # abort(): the signal is raised inside libc, which has no .sframe: the
@@ -231,6 +209,7 @@ check "strlen: frame #0 in $strlen0obj (object path)" \
 check "strlen: strlen, measure_string, run_scenario, main, libc's start, _start, outermost" \
 	whole_stack "$tmp/strlen" "$strlen0" $interceptor @crash-handler:measure_string \
 	@crash-handler:run_scenario @crash-handler:main $ROOT
+check "strlen: every frame named as nm names it" all_named "$tmp/strlen"
 
 # An uncaught C++ exception (examples/crash-cxx.cc): std::terminate()
 # calls abort().  Its two unexported libstdc++ frames are
@@ -249,6 +228,8 @@ check "c++: raise, abort, terminate, __cxa_throw, the throwing function, main, _
 	@libstdc++.so.6:__cxa_throw "@crash-cxx:*parse_config*" "@crash-cxx:*load_config*" \
 	@crash-cxx:main @libc.so.6:__libc_start_call_main "@libc.so.6:__libc_start_main*" \
 	@crash-cxx:_start
+check "c++: every frame named as nm names it (libstdc++'s unexported ones: none)" \
+	report_as_nm "$tmp/cxx"
 
 # (b) A smashed stack: the return addresses are garbage.  The handler
 # still reports frame #0 and why the walk stopped, and the process dies
@@ -258,6 +239,7 @@ check "stack-smash: killed by SIGSEGV, no hang (status 139), or passed on to ASa
 	died_of "$tmp/stack-smash" SIGSEGV 139
 check "stack-smash: frame #0 is the smashing function" \
 	grep -Eq '^#0 0x[0-9a-f]+ in smash_stack_and_fault\+0x' "$tmp/stack-smash"
+check "stack-smash: every frame reported named as nm names it" report_as_nm "$tmp/stack-smash"
 check "stack-smash: a stop reason other than outermost" \
 	sh -c "grep -E '^# stopped: [a-z-]+' '$tmp/stack-smash' | grep -qv outermost"
 check "stack-smash: no frame taken from the garbage" \
@@ -284,4 +266,5 @@ fi
 check "overflow: report from the alternate stack, depth-limited" \
 	sh -c "grep -q '^#0 0x[0-9a-f]* in recurse_forever' '$tmp/overflow' &&
 	       grep -q '^# stopped: buffer-full' '$tmp/overflow'"
+check "overflow: every frame named as nm names it" all_named "$tmp/overflow"
 exit 0

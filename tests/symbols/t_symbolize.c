@@ -52,6 +52,17 @@ __asm__(".text\n.p2align 4\n"
 	"sfb_t_local_label:\n.skip 16\n");
 extern char sfb_t_nosize[], sfb_t_notype[];
 
+/* Ends: a function without a size, a sized one after it followed by a
+ * gap no symbol covers, then a function starting right after the gap. */
+__asm__(".text\n.p2align 4\n"
+	".globl sfb_t_before\n.type sfb_t_before, %function\n"
+	"sfb_t_before:\n.skip 16\n"
+	".globl sfb_t_sized\n.type sfb_t_sized, %function\n"
+	"sfb_t_sized:\n.skip 8\n.size sfb_t_sized, 8\n.skip 8\n"
+	".globl sfb_t_after\n.type sfb_t_after, %function\n"
+	"sfb_t_after:\n.skip 16\n.size sfb_t_after, 16\n");
+extern char sfb_t_before[], sfb_t_sized[], sfb_t_after[];
+
 /* Through volatile pointers, so the compiler cannot clone or fold them. */
 static int (*volatile local_fn_p)(int) = local_fn;
 static int (*volatile calls_capture_p)(void) = calls_capture;
@@ -193,6 +204,32 @@ static void test_main_program(void)
 	CHECK(sym(nt + 20, &s) == 1 && strcmp(s.name, "sfb_t_notype") == 0 &&
 	      s.name_offset == 20, "local label ignored: %s+%#lx", s.name,
 	      (unsigned long)s.name_offset);
+
+	/* A size bounds its symbol; one without a size ends at the next. */
+	uintptr_t sz = (uintptr_t)sfb_t_sized, af = (uintptr_t)sfb_t_after;
+	CHECK(sym((uintptr_t)sfb_t_before + 15, &s) == 1 &&
+	      strcmp(s.name, "sfb_t_before") == 0 && s.name_offset == 15,
+	      "no size, up to the next symbol: %s+%#lx", s.name,
+	      (unsigned long)s.name_offset);
+	CHECK(sym(sz + 7, &s) == 1 && strcmp(s.name, "sfb_t_sized") == 0,
+	      "sized, last byte: %s", s.name);
+	CHECK(sym(sz + 8, &s) == 0 && !s.name[0] && sym(sz + 15, &s) == 0 &&
+	      s.object_offset == sz + 15 - bias,
+	      "past a sized function, no symbol without a size claims it: \"%s\"", s.name);
+	char l[PATH_MAX + 256], w[PATH_MAX + 256];
+	sframe_format_frame(2, sz + 8, 1, l, sizeof l);
+	snprintf(w, sizeof w, "#2 %#lx in sfb_t_sized+0x8 (%s+%#lx)",
+		 (unsigned long)(sz + 8), exe, (unsigned long)(sz + 8 - bias));
+	CHECK(strcmp(l, w) == 0, "return address at a function's end names the call: %s", l);
+	sframe_format_frame(2, sz + 8, 0, l, sizeof l);
+	snprintf(w, sizeof w, "#2 %#lx in ?? (%s+%#lx)",
+		 (unsigned long)(sz + 8), exe, (unsigned long)(sz + 8 - bias));
+	CHECK(strcmp(l, w) == 0, "exact PC at a function's end: no name: %s", l);
+	sframe_format_frame(2, af, 1, l, sizeof l);
+	snprintf(w, sizeof w, "#2 %#lx in sfb_t_after+0x0 (%s+%#lx)",
+		 (unsigned long)af, exe, (unsigned long)(af - bias));
+	CHECK(strcmp(l, w) == 0,
+	      "return address whose call no symbol covers: named at itself: %s", l);
 
 	calls_capture_p();
 	uintptr_t ra = captured_ra, c = (uintptr_t)calls_capture_p;

@@ -38,6 +38,16 @@ case $line2 in
 *libc.so.6*) ok "preload: frame 1 is the signal trampoline in libc ($line2)" ;;
 *) notok "preload: frame 1 is the signal trampoline in libc ($line2)" ;;
 esac
+# Every line named as nm names it (tests/lib/symbols.sh), libc's static
+# functions from its detached debug file.
+. tests/lib/install-deps.sh
+install_deps libc6-dbg binutils
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib/symbols.sh
+echo "$out" >"$tmp/out"
+glibc_lines_as_nm "$tmp/out" && ok "preload: every frame named as nm names it" ||
+	notok "preload: every frame named as nm names it"
 [ -n "$n" ] && [ "$(echo "$out" | grep -c ' \[0x[0-9a-f]*\]$')" -eq "$n" ] &&
 	ok "preload: backtrace_symbols_fd() wrote one line per frame ($n), glibc's format" ||
 	notok "preload: backtrace_symbols_fd() wrote one line per frame ($n)"

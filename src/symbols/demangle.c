@@ -1626,6 +1626,11 @@ int sfb_dm_parse_cxx(const char *s, unsigned len, struct dm_tree *t, struct sfb_
 
 /* ---- Printer ---- */
 
+/* The printer recurses once per level of the tree: each case in its own
+ * function keeps the frames on that path small, so that the depth budget
+ * bounds the stack. */
+#define NOINLINE __attribute__((noinline))
+
 /* The templates whose arguments template parameters refer to, innermost
  * first. */
 struct tpl {
@@ -1803,7 +1808,7 @@ static int args_length(struct printer *r, unsigned dc)
 }
 
 /* An operand: in parentheses unless it is a name or the like. */
-static void print_subexpr(struct printer *r, unsigned dc)
+static NOINLINE void print_subexpr(struct printer *r, unsigned dc)
 {
 	unsigned k = K(r, dc);
 	int simple = k == K_NAME || k == K_QUAL || k == K_INITLIST || k == K_FPARAM;
@@ -1822,13 +1827,14 @@ static void print_expr_op(struct printer *r, unsigned dc)
 		print(r, dc);
 }
 
-static void print_mod(struct printer *r, unsigned m);
+static NOINLINE void print_mod(struct printer *r, unsigned m);
 static void print_mod_list(struct printer *r, struct mod *mods, int suffix);
+static NOINLINE void print_mod_list_1(struct printer *r, struct mod *mods, int suffix);
 
 /* A function type but its return type: the declarator the modifiers
  * make, in parentheses if any is a pointer or the like, then the
  * parameters, then the qualifiers of "this". */
-static void print_function_type(struct printer *r, unsigned dc, struct mod *mods)
+static NOINLINE void print_function_type(struct printer *r, unsigned dc, struct mod *mods)
 {
 	int paren = 0, space = 0;
 	for (struct mod *m = mods; m && !m->printed; m = m->next) {
@@ -1863,8 +1869,24 @@ static void print_function_type(struct printer *r, unsigned dc, struct mod *mods
 	r->mods = hold;
 }
 
+/* Function and array modifiers print the rest of the list inside their
+ * declarators: a level of depth each, like a node. */
+static void print_mod_list(struct printer *r, struct mod *mods, int suffix)
+{
+	if (r->err)
+		return;
+	if (r->depth >= SFB_DEMANGLE_MAX_PRINT_DEPTH) {
+		r->err = 1;
+		return;
+	}
+	if (++r->depth > r->max_depth)
+		r->max_depth = r->depth;
+	print_mod_list_1(r, mods, suffix);
+	r->depth--;
+}
+
 /* An array type but its element type. */
-static void print_array_type(struct printer *r, unsigned dc, struct mod *mods)
+static NOINLINE void print_array_type(struct printer *r, unsigned dc, struct mod *mods)
 {
 	int space = 1;
 	if (mods) {
@@ -1892,7 +1914,7 @@ static void print_array_type(struct printer *r, unsigned dc, struct mod *mods)
 	put(r, ']');
 }
 
-static void print_local_mod(struct printer *r, unsigned m)
+static NOINLINE void print_local_mod(struct printer *r, unsigned m)
 {
 	struct mod *hold = r->mods;
 	r->mods = NULL;
@@ -1913,7 +1935,7 @@ static void print_local_mod(struct printer *r, unsigned m)
 
 /* Print the modifiers not yet printed; SUFFIX: those after a function's
  * parameters (its "this" qualifiers) too. */
-static void print_mod_list(struct printer *r, struct mod *mods, int suffix)
+static NOINLINE void print_mod_list_1(struct printer *r, struct mod *mods, int suffix)
 {
 	for (; mods && !r->err; mods = mods->next) {
 		if (mods->printed || (!suffix && is_fnqual(K(r, mods->node))))
@@ -1937,7 +1959,7 @@ static void print_mod_list(struct printer *r, struct mod *mods, int suffix)
 	}
 }
 
-static void print_mod(struct printer *r, unsigned m)
+static NOINLINE void print_mod(struct printer *r, unsigned m)
 {
 	switch (K(r, m)) {
 	case K_RESTRICT:
@@ -1985,7 +2007,7 @@ static void print_mod(struct printer *r, unsigned m)
 
 /* A function's name and type: the name goes where the type's declarator
  * is, and qualifiers of "this" after the parameters. */
-static void print_typed(struct printer *r, unsigned dc)
+static NOINLINE void print_typed(struct printer *r, unsigned dc)
 {
 	struct mod adpm[4];
 	struct tpl dpt;
@@ -2050,7 +2072,7 @@ static void print_typed(struct printer *r, unsigned dc)
 	r->mods = hold;
 }
 
-static void print_template(struct printer *r, unsigned dc)
+static NOINLINE void print_template(struct printer *r, unsigned dc)
 {
 	unsigned hold_cur = r->cur_template;
 	struct mod *hold = r->mods;
@@ -2068,7 +2090,7 @@ static void print_template(struct printer *r, unsigned dc)
 	r->cur_template = hold_cur;
 }
 
-static void print_tparam(struct printer *r, unsigned dc)
+static NOINLINE void print_tparam(struct printer *r, unsigned dc)
 {
 	if (r->lambda_arg) {
 		puts_z(r, "auto:");
@@ -2091,7 +2113,7 @@ static void print_tparam(struct printer *r, unsigned dc)
 
 /* A modifier around a type (pointer, reference, qualifier, ...): pushed,
  * so that a function or array type inside prints it in its declarator. */
-static void print_modifier(struct printer *r, unsigned dc, unsigned inner)
+static NOINLINE void print_modifier(struct printer *r, unsigned dc, unsigned inner)
 {
 	struct mod m;
 	push_mod(r, &m, dc);
@@ -2101,7 +2123,7 @@ static void print_modifier(struct printer *r, unsigned dc, unsigned inner)
 	r->mods = m.next;
 }
 
-static void print_cv(struct printer *r, unsigned dc)
+static NOINLINE void print_cv(struct printer *r, unsigned dc)
 {
 	/* The same qualifier pushed twice (arrays do that) prints once. */
 	for (struct mod *m = r->mods; m; m = m->next) {
@@ -2119,7 +2141,7 @@ static void print_cv(struct printer *r, unsigned dc)
 }
 
 /* References collapse: & to && is &, && to & is &. */
-static void print_ref(struct printer *r, unsigned dc)
+static NOINLINE void print_ref(struct printer *r, unsigned dc)
 {
 	unsigned sub = L(r, dc), inner = 0;
 	if (!r->lambda_arg && K(r, sub) == K_TPARAM) {
@@ -2139,7 +2161,7 @@ static void print_ref(struct printer *r, unsigned dc)
 	print_modifier(r, dc, inner);
 }
 
-static void print_function(struct printer *r, unsigned dc)
+static NOINLINE void print_function(struct printer *r, unsigned dc)
 {
 	if (L(r, dc)) {
 		struct mod m;
@@ -2153,7 +2175,7 @@ static void print_function(struct printer *r, unsigned dc)
 	print_function_type(r, dc, r->mods);
 }
 
-static void print_array(struct printer *r, unsigned dc)
+static NOINLINE void print_array(struct printer *r, unsigned dc)
 {
 	struct mod adpm[4];
 	struct mod *hold = r->mods;
@@ -2185,7 +2207,19 @@ static void print_array(struct printer *r, unsigned dc)
 	print_array_type(r, dc, r->mods);
 }
 
-static void print_fixed(struct printer *r, unsigned dc)
+/* A pointer to member or a vector type: the member's or element's type,
+ * with this as a modifier. */
+static NOINLINE void print_member_or_vector(struct printer *r, unsigned dc)
+{
+	struct mod m;
+	push_mod(r, &m, dc);
+	print(r, R(r, dc));
+	if (!m.printed)
+		print_mod(r, dc);
+	r->mods = m.next;
+}
+
+static NOINLINE void print_fixed(struct printer *r, unsigned dc)
 {
 	unsigned len = L(r, dc), aux = r->n[dc].aux;
 	if (aux & 2)
@@ -2197,21 +2231,34 @@ static void print_fixed(struct printer *r, unsigned dc)
 	puts_z(r, aux & 1 ? "_Accum" : "_Fract");
 }
 
-static void print_list(struct printer *r, unsigned dc)
+/* A list, element by element (not through the right links, which would
+ * take a level of depth per element): ", " between elements, except
+ * before a tail of elements that print nothing (empty packs). */
+static NOINLINE void print_list(struct printer *r, unsigned dc)
 {
-	if (L(r, dc))
-		print(r, L(r, dc));
-	if (R(r, dc)) {
+	size_t cut = SIZE_MAX; /* where the separators before such a tail start */
+	unsigned kind = K(r, dc);
+	for (unsigned n = dc; n && !r->err; n = R(r, n)) {
+		size_t before = r->len;
+		if (L(r, n))
+			print(r, L(r, n));
+		if (r->len != before)
+			cut = SIZE_MAX;
+		if (!R(r, n))
+			break;
+		if (K(r, R(r, n)) != kind || ++r->steps > SFB_DEMANGLE_MAX_STEPS) {
+			r->err = 1;
+			return;
+		}
+		if (cut == SIZE_MAX)
+			cut = r->len;
 		puts_z(r, ", ");
-		size_t len = r->len;
-		print(r, R(r, dc));
-		/* An empty pack printed nothing: no comma either. */
-		if (r->len == len && !r->err)
-			r->len -= 2;
 	}
+	if (cut != SIZE_MAX && !r->err)
+		r->len = cut;
 }
 
-static void print_operator(struct printer *r, unsigned dc)
+static NOINLINE void print_operator(struct printer *r, unsigned dc)
 {
 	const char *nm = ops[r->n[dc].aux].name;
 	size_t n = 0;
@@ -2227,7 +2274,7 @@ static void print_operator(struct printer *r, unsigned dc)
 
 /* A conversion operator's type sees the enclosing template's
  * parameters, but its own template arguments do not. */
-static void print_conversion(struct printer *r, unsigned dc)
+static NOINLINE void print_conversion(struct printer *r, unsigned dc)
 {
 	struct tpl dpt;
 	int pushed = r->cur_template != 0;
@@ -2255,7 +2302,7 @@ static void print_conversion(struct printer *r, unsigned dc)
 	put(r, '>');
 }
 
-static void print_unary(struct printer *r, unsigned dc)
+static NOINLINE void print_unary(struct printer *r, unsigned dc)
 {
 	unsigned op = L(r, dc), operand = R(r, dc);
 	const char *code = "";
@@ -2298,7 +2345,7 @@ static void print_unary(struct printer *r, unsigned dc)
 }
 
 /* C++17 folds: (... op x), (x op ...), (a op ... op x). */
-static int print_fold(struct printer *r, unsigned dc)
+static NOINLINE int print_fold(struct printer *r, unsigned dc)
 {
 	const char *code = ops[r->n[L(r, dc)].aux].code;
 	if (code[0] != 'f')
@@ -2347,7 +2394,7 @@ static int is_designator(const struct printer *r, unsigned dc)
 }
 
 /* Designated initializers: .a=x, [i]=x, [i ... j]=x. */
-static int print_designator(struct printer *r, unsigned dc)
+static NOINLINE int print_designator(struct printer *r, unsigned dc)
 {
 	if (!is_designator(r, dc))
 		return 0;
@@ -2371,7 +2418,7 @@ static int print_designator(struct printer *r, unsigned dc)
 	return 1;
 }
 
-static void print_binary(struct printer *r, unsigned dc)
+static NOINLINE void print_binary(struct printer *r, unsigned dc)
 {
 	unsigned op = L(r, dc), args = R(r, dc);
 	if (K(r, args) != K_BINARY_ARGS || K(r, op) != K_OPERATOR) {
@@ -2416,7 +2463,7 @@ static void print_binary(struct printer *r, unsigned dc)
 		put(r, ')');
 }
 
-static void print_trinary(struct printer *r, unsigned dc)
+static NOINLINE void print_trinary(struct printer *r, unsigned dc)
 {
 	unsigned op = L(r, dc), a1 = R(r, dc);
 	if (K(r, a1) != K_TRINARY_ARG1 || K(r, R(r, a1)) != K_TRINARY_ARG2 || K(r, op) != K_OPERATOR) {
@@ -2444,7 +2491,7 @@ static void print_trinary(struct printer *r, unsigned dc)
 		print_subexpr(r, third);
 }
 
-static void print_literal(struct printer *r, unsigned dc)
+static NOINLINE void print_literal(struct printer *r, unsigned dc)
 {
 	unsigned t = L(r, dc), v = R(r, dc);
 	int neg = K(r, dc) == K_LITERAL_NEG;
@@ -2479,7 +2526,7 @@ static void print_literal(struct printer *r, unsigned dc)
 		put(r, ']');
 }
 
-static void print_pack(struct printer *r, unsigned dc)
+static NOINLINE void print_pack(struct printer *r, unsigned dc)
 {
 	unsigned a = find_pack(r, L(r, dc));
 	if (!a) {
@@ -2497,7 +2544,7 @@ static void print_pack(struct printer *r, unsigned dc)
 	}
 }
 
-static void print_qual(struct printer *r, unsigned dc)
+static NOINLINE void print_qual(struct printer *r, unsigned dc)
 {
 	print(r, L(r, dc));
 	puts_z(r, "::");
@@ -2572,15 +2619,7 @@ static void print_inner(struct printer *r, unsigned dc)
 	case K_FUNCTION_TYPE: print_function(r, dc); return;
 	case K_ARRAY: print_array(r, dc); return;
 	case K_PTRMEM:
-	case K_VECTOR: {
-		struct mod m;
-		push_mod(r, &m, dc);
-		print(r, n->r);
-		if (!m.printed)
-			print_mod(r, dc);
-		r->mods = m.next;
-		return;
-	}
+	case K_VECTOR: print_member_or_vector(r, dc); return;
 	case K_FIXED: print_fixed(r, dc); return;
 	case K_ARGLIST:
 	case K_TARGLIST: print_list(r, dc); return;

@@ -15,13 +15,13 @@
 /* Longest name looked at, in bytes: c++filt refuses longer ones too. */
 #define SFB_DEMANGLE_MAX_INPUT 1024
 /* Parse tree: nodes, substitution candidates. */
-#define SFB_DEMANGLE_MAX_NODES 640
+#define SFB_DEMANGLE_MAX_NODES 512
 #define SFB_DEMANGLE_MAX_SUBS 160
 /* Nesting of the grammar's recursive rules (types, expressions, template
  * argument lists, encodings) while parsing, and of tree nodes while
  * printing. */
-#define SFB_DEMANGLE_MAX_PARSE_DEPTH 48
-#define SFB_DEMANGLE_MAX_PRINT_DEPTH 64
+#define SFB_DEMANGLE_MAX_PARSE_DEPTH 40
+#define SFB_DEMANGLE_MAX_PRINT_DEPTH 48
 /* Tree nodes visited while printing: substitutions and template
  * parameters let a short name print a long text many times over. */
 #define SFB_DEMANGLE_MAX_STEPS 8192

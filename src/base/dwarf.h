@@ -483,4 +483,45 @@ SFB_DW_FN int sfb_dw_ptr(const struct sfb_bytes *b, uint64_t *at, uint64_t end,
 	return SFB_DW_OK;
 }
 
+/* One operand of an instruction, as the standard's tables of operations
+ * give them: fixed-size, unsigned or sign-extended; LEB128; or a target
+ * address (8 bytes: 64-bit objects only).  A decoder's tables of operand
+ * shapes list these; its own kinds (operands that need its context)
+ * number from SFB_DW_OPND_KINDS. */
+enum sfb_dw_opnd {
+	SFB_DW_NONE,
+	SFB_DW_U8, SFB_DW_S8, SFB_DW_U16, SFB_DW_S16,
+	SFB_DW_U32, SFB_DW_S32, SFB_DW_U64, SFB_DW_S64,
+	SFB_DW_ADDR,
+	SFB_DW_ULEB, SFB_DW_SLEB,
+	SFB_DW_OPND_KINDS
+};
+
+/* An operand of kind (not SFB_DW_NONE) at *at, below end; a signed one
+ * as its two's complement. */
+SFB_DW_FN int sfb_dw_operand(const struct sfb_bytes *b, uint64_t *at, uint64_t end,
+			     unsigned kind, uint64_t *out)
+{
+	static const uint8_t width[SFB_DW_OPND_KINDS] = {
+		[SFB_DW_U8] = 1, [SFB_DW_S8] = 1, [SFB_DW_U16] = 2, [SFB_DW_S16] = 2,
+		[SFB_DW_U32] = 4, [SFB_DW_S32] = 4, [SFB_DW_U64] = 8, [SFB_DW_S64] = 8,
+		[SFB_DW_ADDR] = 8,
+	};
+	switch (kind) {
+	case SFB_DW_ULEB:
+		return sfb_dw_uleb(b, at, end, out);
+	case SFB_DW_SLEB:
+		return sfb_dw_leb(b, at, end, true, out);
+	case SFB_DW_S8: case SFB_DW_S16: case SFB_DW_S32: case SFB_DW_S64:
+		if (!sfb_dw_get(b, at, end, width[kind], out))
+			return SFB_DW_E_TRUNCATED;
+		*out = (uint64_t)sfb_sext(*out, width[kind]);
+		return SFB_DW_OK;
+	default:
+		if (kind >= SFB_DW_OPND_KINDS || !sfb_dw_get(b, at, end, width[kind], out))
+			return SFB_DW_E_TRUNCATED;
+		return SFB_DW_OK;
+	}
+}
+
 #endif

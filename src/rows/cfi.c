@@ -730,205 +730,247 @@ int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg
 
 /* ---- DWARF expressions -------------------------------------------------- */
 
+/* What an operation does.  Each class takes the operation's pops entries
+ * from the top of the stack and leaves its pushes entries in their
+ * place: s[0] is the deepest of them. */
+enum op_class {
+	OP_REFUSED,       /* register locations (DW_OP_reg*), pieces, calls, TLS
+			     and typed operations have no place in CFI */
+	OP_NOP,
+	OP_CONST,         /* push the operand */
+	OP_LIT,           /* push the opcode's place in the lit family */
+	OP_BREG,          /* push a register (the opcode's place in the breg
+			     family) plus the operand */
+	OP_BREGX,         /* push register (operand 1) plus operand 2 */
+	OP_DUP, OP_DROP, OP_OVER, OP_PICK, OP_SWAP,
+	OP_ROT,           /* the top to third, the second and third up */
+	OP_DEREF,         /* replace an address by the word there */
+	OP_DEREF_SIZE,    /* ... by its first (operand) bytes */
+	OP_UNARY,         /* replace the top by a function of it (and the operand) */
+	OP_BINARY,        /* replace the top two by a function of them */
+	OP_SKIP,          /* jump by the operand */
+	OP_BRA,           /* pop; jump by the operand if it was not 0 */
+};
+
+/* An operation's operands (enum sfb_dw_opnd, SFB_DW_NONE after the last),
+ * what it takes from the stack and leaves there, and its class. */
+struct op_shape {
+	uint8_t opnd[2];
+	uint8_t pops, pushes;
+	uint8_t cls;
+};
+
+#define SHAPE(cls, pops, pushes, opnd1, opnd2) { { opnd1, opnd2 }, pops, pushes, cls }
+#define NO SFB_DW_NONE
+
+/* DWARF 5, 2.5.1, for the operations compilers and glibc emit for CFI;
+ * every other opcode is OP_REFUSED. */
+static const struct op_shape op_shapes[256] = {
+	/*                                  class       pops pushes operands */
+	[DW_OP_addr]                = SHAPE(OP_CONST,      0, 1, SFB_DW_ADDR, NO),
+	[DW_OP_deref]               = SHAPE(OP_DEREF,      1, 1, NO, NO),
+	[DW_OP_const1u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U8, NO),
+	[DW_OP_const1s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S8, NO),
+	[DW_OP_const2u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U16, NO),
+	[DW_OP_const2s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S16, NO),
+	[DW_OP_const4u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U32, NO),
+	[DW_OP_const4s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S32, NO),
+	[DW_OP_const8u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U64, NO),
+	[DW_OP_const8s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S64, NO),
+	[DW_OP_constu]              = SHAPE(OP_CONST,      0, 1, SFB_DW_ULEB, NO),
+	[DW_OP_consts]              = SHAPE(OP_CONST,      0, 1, SFB_DW_SLEB, NO),
+	[DW_OP_dup]                 = SHAPE(OP_DUP,        1, 2, NO, NO),
+	[DW_OP_drop]                = SHAPE(OP_DROP,       1, 0, NO, NO),
+	[DW_OP_over]                = SHAPE(OP_OVER,       2, 3, NO, NO),
+	[DW_OP_pick]                = SHAPE(OP_PICK,       0, 1, SFB_DW_U8, NO),
+	[DW_OP_swap]                = SHAPE(OP_SWAP,       2, 2, NO, NO),
+	[DW_OP_rot]                 = SHAPE(OP_ROT,        3, 3, NO, NO),
+	[DW_OP_abs]                 = SHAPE(OP_UNARY,      1, 1, NO, NO),
+	[DW_OP_and]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_div]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_minus]               = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_mod]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_mul]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_neg]                 = SHAPE(OP_UNARY,      1, 1, NO, NO),
+	[DW_OP_not]                 = SHAPE(OP_UNARY,      1, 1, NO, NO),
+	[DW_OP_or]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_plus]                = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_plus_uconst]         = SHAPE(OP_UNARY,      1, 1, SFB_DW_ULEB, NO),
+	[DW_OP_shl]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_shr]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_shra]                = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_xor]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_bra]                 = SHAPE(OP_BRA,        1, 0, SFB_DW_S16, NO),
+	[DW_OP_eq]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_ge]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_gt]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_le]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_lt]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_ne]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
+	[DW_OP_skip]                = SHAPE(OP_SKIP,       0, 0, SFB_DW_S16, NO),
+	[DW_OP_lit0 ... DW_OP_lit31]   = SHAPE(OP_LIT,     0, 1, NO, NO),
+	[DW_OP_breg0 ... DW_OP_breg31] = SHAPE(OP_BREG,    0, 1, SFB_DW_SLEB, NO),
+	[DW_OP_bregx]               = SHAPE(OP_BREGX,      0, 1, SFB_DW_ULEB, SFB_DW_SLEB),
+	[DW_OP_deref_size]          = SHAPE(OP_DEREF_SIZE, 1, 1, SFB_DW_U8, NO),
+	[DW_OP_nop]                 = SHAPE(OP_NOP,        0, 0, NO, NO),
+};
+
+#undef NO
+#undef SHAPE
+
+/* An expression being evaluated: its stack, and where it is read. */
+struct vm {
+	uint64_t st[SFB_CFI_EXPR_STACK];
+	unsigned n;                     /* entries on st */
+	struct sfb_bytes b;             /* ends where the expression does */
+	uint64_t at, start;             /* the next operation, the first */
+	const struct sfb_cfi_eval_ctx *cx;
+};
+
+/* Register reg's value plus off. */
+static bool reg_plus(const struct sfb_cfi_eval_ctx *cx, uint64_t reg, uint64_t off,
+		     uint64_t *out)
+{
+	if (reg > UINT32_MAX || !cx || !cx->reg || !cx->reg(cx->arg, (unsigned)reg, out))
+		return false;
+	*out += off;
+	return true;
+}
+
+/* The first size bytes (1 to 8) of the word at *addr, in its place. */
+static bool deref(const struct sfb_cfi_eval_ctx *cx, uint64_t size, uint64_t *addr)
+{
+	uint64_t v;
+	if (size == 0 || size > sizeof v || !cx || !cx->mem || !cx->mem(cx->arg, *addr, &v))
+		return false;
+	/* Its first size bytes, on this little- or big-endian host. */
+	if (size < sizeof v) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		v >>= 64 - 8 * size;
+#else
+		v &= ((uint64_t)1 << (8 * size)) - 1;
+#endif
+	}
+	*addr = v;
+	return true;
+}
+
+static uint64_t unary(unsigned op, uint64_t x, uint64_t operand)
+{
+	switch (op) {
+	case DW_OP_abs: return (int64_t)x < 0 ? -x : x;
+	case DW_OP_neg: return -x;
+	case DW_OP_not: return ~x;
+	default: return x + operand; /* DW_OP_plus_uconst */
+	}
+}
+
+/* a op b, a the second entry, b the top; false for a division by 0. */
+static bool binary(unsigned op, uint64_t a, uint64_t b, uint64_t *out)
+{
+	int64_t sa = (int64_t)a, sb = (int64_t)b;
+	switch (op) {
+	case DW_OP_and: *out = a & b; break;
+	case DW_OP_div: /* signed */
+		if (sb == 0)
+			return false;
+		*out = sb == -1 ? -a : (uint64_t)(sa / sb);
+		break;
+	case DW_OP_minus: *out = a - b; break;
+	case DW_OP_mod:
+		if (b == 0)
+			return false;
+		*out = a % b;
+		break;
+	case DW_OP_mul: *out = a * b; break;
+	case DW_OP_or: *out = a | b; break;
+	case DW_OP_plus: *out = a + b; break;
+	case DW_OP_shl: *out = b >= 64 ? 0 : a << b; break;
+	case DW_OP_shr: *out = b >= 64 ? 0 : a >> b; break;
+	case DW_OP_shra: *out = (uint64_t)(sa >> (b >= 64 ? 63 : b)); break;
+	case DW_OP_xor: *out = a ^ b; break;
+	case DW_OP_eq: *out = sa == sb; break;
+	case DW_OP_ge: *out = sa >= sb; break;
+	case DW_OP_gt: *out = sa > sb; break;
+	case DW_OP_le: *out = sa <= sb; break;
+	case DW_OP_lt: *out = sa < sb; break;
+	default: *out = sa != sb; break; /* DW_OP_ne */
+	}
+	return true;
+}
+
+/* A branch by delta from the next operation: it must land inside the
+ * expression or just past its end, taken or not. */
+static bool branch(struct vm *m, uint64_t delta, bool taken)
+{
+	uint64_t to = m->at + delta;
+	if ((int64_t)to < (int64_t)m->start || to > m->b.len)
+		return false;
+	if (taken)
+		m->at = to;
+	return true;
+}
+
+/* Operation op, of class cls, with operands a, on s: the stack entries it
+ * takes and leaves (the caller checked there are enough of both). */
+static bool apply(struct vm *m, unsigned op, unsigned cls, const uint64_t *a, uint64_t *s)
+{
+	uint64_t t;
+	switch (cls) {
+	case OP_NOP: case OP_DROP: return true;
+	case OP_CONST: s[0] = a[0]; return true;
+	case OP_LIT: s[0] = op - DW_OP_lit0; return true;
+	case OP_BREG: return reg_plus(m->cx, op - DW_OP_breg0, a[0], s);
+	case OP_BREGX: return reg_plus(m->cx, a[0], a[1], s);
+	case OP_DUP: s[1] = s[0]; return true;
+	case OP_OVER: s[2] = s[0]; return true;
+	case OP_PICK: /* s is the top's place plus one */
+		if (a[0] >= m->n)
+			return false;
+		s[0] = s[-1 - (int64_t)a[0]];
+		return true;
+	case OP_SWAP: t = s[0]; s[0] = s[1]; s[1] = t; return true;
+	case OP_ROT: t = s[2]; s[2] = s[1]; s[1] = s[0]; s[0] = t; return true;
+	case OP_DEREF: return deref(m->cx, sizeof *s, s);
+	case OP_DEREF_SIZE: return deref(m->cx, a[0], s);
+	case OP_UNARY: s[0] = unary(op, s[0], a[0]); return true;
+	case OP_BINARY: return binary(op, s[0], s[1], s);
+	case OP_SKIP: return branch(m, a[0], true);
+	case OP_BRA: return branch(m, a[0], s[0] != 0);
+	default: return false; /* OP_REFUSED */
+	}
+}
+
 int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t len,
 		 const struct sfb_cfi_eval_ctx *cx, bool push_cfa, uint64_t cfa,
 		 uint64_t *out)
 {
 	if (!expr || off > expr_len || len > expr_len - off)
 		return SFB_CFI_E_EXPR;
+	struct vm m;
 	/* Bounded by the expression's end: no operand is read past it. */
-	const struct sfb_bytes b = { .p = expr, .len = (size_t)off + len };
-	uint64_t st[SFB_CFI_EXPR_STACK], at = off, end = b.len, v, w;
-	int64_t sv;
-	unsigned n = 0;
+	m.b = (struct sfb_bytes){ .p = expr, .len = (size_t)off + len };
+	m.at = m.start = off;
+	m.cx = cx;
+	m.n = 0;
 	if (push_cfa)
-		st[n++] = cfa;
-	for (unsigned ops = 0; at < end;) {
-		uint64_t op;
-		if (++ops > SFB_CFI_EXPR_OPS || !sfb_dw_get(&b, &at, end, 1, &op))
+		m.st[m.n++] = cfa;
+	for (unsigned ops = 0; m.at < m.b.len;) {
+		uint64_t op, a[2] = { 0, 0 };
+		if (++ops > SFB_CFI_EXPR_OPS || !sfb_dw_get(&m.b, &m.at, m.b.len, 1, &op))
 			return SFB_CFI_E_EXPR;
-		/* Operands: how many stack entries the operation pops. */
-		unsigned pops = 0;
-		if ((op >= 0x1a && op <= 0x1e) || op == 0x21 || op == 0x22 ||
-		    (op >= 0x24 && op <= 0x2e && op != 0x28) || op == 0x16 || op == 0x14)
-			pops = 2;
-		else if (op == 0x06 || op == 0x12 || op == 0x13 || op == 0x19 || op == 0x1f ||
-			 op == 0x20 || op == 0x23 || op == 0x94)
-			pops = 1;
-		else if (op == 0x17)
-			pops = 3;
-		if (n < pops)
+		const struct op_shape *d = &op_shapes[op];
+		for (unsigned i = 0; i < 2 && d->opnd[i] != SFB_DW_NONE; i++)
+			if (sfb_dw_operand(&m.b, &m.at, m.b.len, d->opnd[i], &a[i]))
+				return SFB_CFI_E_EXPR;
+		if (m.n < d->pops || m.n - d->pops + d->pushes > SFB_CFI_EXPR_STACK)
 			return SFB_CFI_E_EXPR;
-		uint64_t *t = &st[n - (n ? 1 : 0)];   /* top, when there is one */
-		uint64_t a = n >= 2 ? t[-1] : 0;        /* second, for binary ops */
-		bool push = false;
-		if (op >= 0x30 && op <= 0x4f) { /* DW_OP_lit0..31 */
-			v = op - 0x30;
-			push = true;
-		} else if ((op >= 0x70 && op <= 0x8f) || op == 0x92) { /* DW_OP_breg0..31, bregx */
-			uint64_t reg = op - 0x70;
-			if (op == 0x92 && sfb_dw_uleb(&b, &at, end, &reg))
-				return SFB_CFI_E_EXPR;
-			if (sfb_dw_sleb(&b, &at, end, &sv) || reg > UINT32_MAX || !cx || !cx->reg ||
-			    !cx->reg(cx->arg, (unsigned)reg, &v))
-				return SFB_CFI_E_EXPR;
-			v += (uint64_t)sv;
-			push = true;
-		} else {
-			switch (op) {
-			case 0x03: /* DW_OP_addr */
-			case 0x08: case 0x09: case 0x0a: case 0x0b: /* const1u/s, const2u/s */
-			case 0x0c: case 0x0d: case 0x0e: case 0x0f: { /* const4u/s, const8u/s */
-				unsigned wd = op == 0x03 ? 8 : 1u << ((op - 0x08) / 2);
-				if (!sfb_dw_get(&b, &at, end, wd, &v))
-					return SFB_CFI_E_EXPR;
-				if (op != 0x03 && (op & 1))
-					v = (uint64_t)sfb_sext(v, wd);
-				push = true;
-				break;
-			}
-			case 0x10: /* DW_OP_constu */
-				if (sfb_dw_uleb(&b, &at, end, &v))
-					return SFB_CFI_E_EXPR;
-				push = true;
-				break;
-			case 0x11: /* DW_OP_consts */
-				if (sfb_dw_sleb(&b, &at, end, &sv))
-					return SFB_CFI_E_EXPR;
-				v = (uint64_t)sv;
-				push = true;
-				break;
-			case 0x12: /* DW_OP_dup */
-				v = *t;
-				push = true;
-				break;
-			case 0x13: /* DW_OP_drop */
-				n--;
-				break;
-			case 0x14: /* DW_OP_over */
-				v = a;
-				push = true;
-				break;
-			case 0x15: /* DW_OP_pick */
-				if (!sfb_dw_get(&b, &at, end, 1, &w) || w >= n)
-					return SFB_CFI_E_EXPR;
-				v = st[n - 1 - w];
-				push = true;
-				break;
-			case 0x16: /* DW_OP_swap */
-				t[-1] = *t;
-				*t = a;
-				break;
-			case 0x17: /* DW_OP_rot: top to third, second and third up */
-				v = *t;
-				*t = t[-1];
-				t[-1] = t[-2];
-				t[-2] = v;
-				break;
-			case 0x06: /* DW_OP_deref */
-			case 0x94: { /* DW_OP_deref_size */
-				uint64_t size = 8;
-				if (op == 0x94 && (!sfb_dw_get(&b, &at, end, 1, &size) || size == 0 || size > 8))
-					return SFB_CFI_E_EXPR;
-				if (!cx || !cx->mem || !cx->mem(cx->arg, *t, &v))
-					return SFB_CFI_E_EXPR;
-				/* The word's first size bytes, on this little- or
-				 * big-endian host. */
-				if (size < 8) {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-					v >>= 64 - 8 * size;
-#else
-					v &= ((uint64_t)1 << (8 * size)) - 1;
-#endif
-				}
-				*t = v;
-				break;
-			}
-			case 0x19: /* DW_OP_abs */
-				if ((int64_t)*t < 0)
-					*t = -*t;
-				break;
-			case 0x1f: /* DW_OP_neg */
-				*t = -*t;
-				break;
-			case 0x20: /* DW_OP_not */
-				*t = ~*t;
-				break;
-			case 0x23: /* DW_OP_plus_uconst */
-				if (sfb_dw_uleb(&b, &at, end, &v))
-					return SFB_CFI_E_EXPR;
-				*t += v;
-				break;
-			case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21: case 0x22:
-			case 0x24: case 0x25: case 0x26: case 0x27: case 0x29: case 0x2a: case 0x2b:
-			case 0x2c: case 0x2d: case 0x2e: {
-				/* Binary: a = second, b2 = top; the result replaces both. */
-				uint64_t b2 = *t;
-				int64_t sa = (int64_t)a, sb = (int64_t)b2;
-				switch (op) {
-				case 0x1a: v = a & b2; break;
-				case 0x1b: /* DW_OP_div, signed */
-					if (sb == 0)
-						return SFB_CFI_E_EXPR;
-					v = sb == -1 ? -a : (uint64_t)(sa / sb);
-					break;
-				case 0x1c: v = a - b2; break;
-				case 0x1d: /* DW_OP_mod */
-					if (b2 == 0)
-						return SFB_CFI_E_EXPR;
-					v = a % b2;
-					break;
-				case 0x1e: v = a * b2; break;
-				case 0x21: v = a | b2; break;
-				case 0x22: v = a + b2; break;
-				case 0x24: v = b2 >= 64 ? 0 : a << b2; break;
-				case 0x25: v = b2 >= 64 ? 0 : a >> b2; break;
-				case 0x26: v = (uint64_t)(sa >> (b2 >= 64 ? 63 : b2)); break;
-				case 0x27: v = a ^ b2; break;
-				case 0x29: v = sa == sb; break;
-				case 0x2a: v = sa >= sb; break;
-				case 0x2b: v = sa > sb; break;
-				case 0x2c: v = sa <= sb; break;
-				case 0x2d: v = sa < sb; break;
-				default: v = sa != sb; break;
-				}
-				n--;
-				st[n - 1] = v;
-				break;
-			}
-			case 0x2f: /* DW_OP_skip */
-			case 0x28: { /* DW_OP_bra */
-				if (!sfb_dw_get(&b, &at, end, 2, &w))
-					return SFB_CFI_E_EXPR;
-				bool jump = true;
-				if (op == 0x28) {
-					if (n == 0)
-						return SFB_CFI_E_EXPR;
-					jump = st[--n] != 0;
-				}
-				int64_t to = (int64_t)at + sfb_sext(w, 2);
-				if (to < (int64_t)off || (uint64_t)to > end)
-					return SFB_CFI_E_EXPR;
-				if (jump)
-					at = (uint64_t)to;
-				break;
-			}
-			case 0x96: /* DW_OP_nop */
-				break;
-			default:
-				/* Register locations (DW_OP_reg*), pieces, calls,
-				 * TLS and typed operations have no place in CFI. */
-				return SFB_CFI_E_EXPR;
-			}
-		}
-		if (push) {
-			if (n == SFB_CFI_EXPR_STACK)
-				return SFB_CFI_E_EXPR;
-			st[n++] = v;
-		}
+		if (!apply(&m, (unsigned)op, d->cls, a, &m.st[m.n - d->pops]))
+			return SFB_CFI_E_EXPR;
+		m.n = m.n - d->pops + d->pushes;
 	}
-	if (n == 0)
+	if (m.n == 0)
 		return SFB_CFI_E_EXPR;
-	*out = st[n - 1];
+	*out = m.st[m.n - 1];
 	return SFB_CFI_OK;
 }

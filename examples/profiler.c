@@ -15,8 +15,12 @@
  *                  open it in a browser, hover a frame for its name and
  *                  sample count;
  *
- * and a summary on stderr: samples taken, samples dropped, and why each
- * stack walk stopped.
+ *   PREFIX.summary.txt  the summary, also printed on stderr (which the
+ *                  program may have closed): samples taken and dropped,
+ *                  why each walk stopped, and each thread with its
+ *                  samples, named where it took none or blocks SIGPROF
+ *                  (a thread that blocks it is never sampled: xz's
+ *                  workers block every signal).
  *
  * How it works:
  *   1. Every thread gets a POSIX timer on its own CPU-time clock
@@ -71,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +111,14 @@ struct slot {
 	timer_t timer;
 	struct sample *ring;        /* RING_SAMPLES, allocated once, kept */
 	_Atomic uint64_t head, tail;
+	/* Written by the drain thread only: samples drained for tid. */
+	unsigned long taken;
+	/* Written by the thread itself as it exits, before its slot is
+	 * EXITED: its name, CPU time, and whether it blocked SIGPROF (-1:
+	 * unknown). */
+	char name[16];
+	double cpu;
+	int blocked;
 };
 
 static struct slot slots[MAX_THREADS];
@@ -208,6 +221,9 @@ static void register_thread(pid_t tid, clockid_t clock)
 		s->ring = p;
 	}
 	s->tid = tid;
+	s->name[0] = '\0';
+	s->cpu = 0;
+	s->blocked = -1;
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;  /* signal this thread only */
@@ -236,13 +252,21 @@ static void thread_exit(void *unused)
 	(void)unused;
 	/* Block SIGPROF first, so that no sample can be taken into the slot
 	 * once the drain thread may hand it to another thread. */
-	sigset_t set;
+	sigset_t set, old;
 	sigemptyset(&set);
 	sigaddset(&set, SIGPROF);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
 	struct slot *s = find_active(gettid());
-	if (s)
+	if (s) {
+		/* For the summary: the thread is gone by then. */
+		struct timespec ts;
+		prctl(PR_GET_NAME, s->name);
+		s->name[sizeof s->name - 1] = '\0';
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		s->cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		s->blocked = sigismember(&old, SIGPROF);
 		retire(s);
+	}
 }
 
 static pthread_key_t exit_key;
@@ -306,6 +330,47 @@ struct stack {
 	uint32_t depth, stop;
 	uintptr_t pc[];
 };
+
+/* A thread the profiler sampled, or tried to: kept for the summary when
+ * its slot is freed (drain thread and stop only). */
+struct thread_rec {
+	pid_t tid;
+	unsigned long samples;
+	char name[16];
+	double cpu;  /* seconds, its whole life */
+	int blocked; /* 1: SIGPROF blocked, 0: not, -1: unknown */
+};
+static struct thread_rec *threads;
+static size_t threads_used, threads_cap;
+
+static void read_proc_task(pid_t tid, char *name, size_t size, int *blocked);
+static clockid_t thread_cpu_clock(pid_t tid);
+
+/* Move a slot's thread into the records; the drain thread and stop only. */
+static void record_thread(struct slot *s)
+{
+	if (threads_used == threads_cap) {
+		size_t cap = threads_cap ? 2 * threads_cap : 64;
+		struct thread_rec *t = realloc(threads, cap * sizeof *t);
+		if (!t)
+			return;
+		threads = t;
+		threads_cap = cap;
+	}
+	struct thread_rec *r = &threads[threads_used++];
+	r->tid = s->tid;
+	r->samples = s->taken;
+	memcpy(r->name, s->name, sizeof r->name);
+	r->blocked = s->blocked;
+	r->cpu = s->cpu;
+	if (!r->name[0]) { /* stopped while it runs: ask /proc and its clock */
+		struct timespec ts;
+		read_proc_task(r->tid, r->name, sizeof r->name, &r->blocked);
+		if (clock_gettime(thread_cpu_clock(r->tid), &ts) == 0)
+			r->cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
+	s->taken = 0;
+}
 
 static struct stack **stacks;     /* open addressing, NULL = empty */
 static size_t stacks_cap, stacks_used;
@@ -377,14 +442,17 @@ static void drain(void)
 		for (; tail != head; tail++) {
 			const struct sample *smp = &s->ring[tail % RING_SAMPLES];
 			samples++;
+			s->taken++;
 			stop_counts[smp->stop % 32]++;
 			count_stack(smp->pc, smp->depth,
 				    truncating((int)smp->stop) ? smp->stop : 0);
 		}
 		atomic_store_explicit(&s->tail, tail, memory_order_release);
 		/* An EXITED thread takes no more samples: recycle its slot. */
-		if (state == EXITED)
+		if (state == EXITED) {
+			record_thread(s);
 			atomic_store(&s->state, FREE);
+		}
 	}
 }
 
@@ -651,6 +719,93 @@ static int write_svg(const char *path, const struct folded *lines, size_t n)
 	return fclose(f);
 }
 
+/* ---- Threads in the summary ------------------------------------------ */
+
+/* A live thread's name (/proc/self/task/TID/comm) and whether it blocks
+ * SIGPROF (the SigBlk mask of its status file); normal context. */
+static void read_proc_task(pid_t tid, char *name, size_t size, int *blocked)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f && fgets(line, sizeof line, f)) {
+		size_t len = strcspn(line, "\n");
+		len = len < size - 1 ? len : size - 1;
+		memcpy(name, line, len);
+		name[len] = '\0';
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long mask;
+		if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+			*blocked = (int)(mask >> (SIGPROF - 1) & 1);
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool recorded(pid_t tid)
+{
+	for (size_t i = 0; i < threads_used; i++)
+		if (threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+static int rec_cmp(const void *pa, const void *pb)
+{
+	const struct thread_rec *a = pa, *b = pb;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? -1 : 1; /* unsampled first */
+	return a->tid - b->tid;
+}
+
+#define SUMMARY_THREADS 32 /* threads listed one by one */
+
+/* Each thread with its samples: the ones that took none or block
+ * SIGPROF first, since their CPU time is missing from the profile; then
+ * the threads of the process that were never profiled (not created with
+ * pthread_create(), or no free slot). */
+static void thread_summary(FILE *out)
+{
+	unsigned long silent = 0, blocked = 0;
+	qsort(threads, threads_used, sizeof *threads, rec_cmp);
+	for (size_t i = 0; i < threads_used; i++) {
+		silent += threads[i].samples == 0;
+		blocked += threads[i].blocked == 1;
+	}
+	fprintf(out, "sframe-prof: %zu threads profiled, %lu took no sample, "
+		     "%lu blocked SIGPROF%s\n", threads_used, silent, blocked,
+		blocked ? " (a thread is not sampled while it blocks SIGPROF: "
+			  "its CPU time is missing)" : "");
+	for (size_t i = 0; i < threads_used; i++) {
+		const struct thread_rec *t = &threads[i];
+		if (i == SUMMARY_THREADS) {
+			fprintf(out, "sframe-prof:   ... and %zu more\n", threads_used - i);
+			break;
+		}
+		fprintf(out, "sframe-prof:   thread %d \"%s\": %lu samples, %.2f s of CPU%s\n",
+			(int)t->tid, t->name[0] ? t->name : "?", t->samples, t->cpu,
+			t->blocked == 1 ? ", SIGPROF blocked" : "");
+	}
+	DIR *dir = opendir("/proc/self/task");
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0 || recorded(tid))
+			continue;
+		char name[16] = "?";
+		int blk = -1;
+		read_proc_task(tid, name, sizeof name, &blk);
+		fprintf(out, "sframe-prof:   thread %d \"%s\": not profiled%s\n", (int)tid, name,
+			blk == 1 ? ", SIGPROF blocked" : "");
+	}
+	if (dir)
+		closedir(dir);
+}
+
 /* ---- Start and stop --------------------------------------------------- */
 
 static char out_prefix[512];
@@ -678,6 +833,7 @@ static void after_fork_child(void)
 	started = false;
 	for (int i = 0; i < MAX_THREADS; i++)
 		atomic_store(&slots[i].state, FREE);
+	threads_used = 0;
 }
 
 static void stop_at_exit(void)
@@ -799,7 +955,14 @@ int sframe_prof_stop(void)
 			rc = -1;
 	}
 
-	if (!quiet) {
+	/* The summary goes to PREFIX.summary.txt and, unless quiet, to
+	 * stderr, which the program may have closed. */
+	char sum_path[600];
+	snprintf(sum_path, sizeof sum_path, "%s.summary.txt", out_prefix);
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *o = open_memstream(&text, &text_len);
+	if (o) {
 		unsigned long truncated = 0;
 		for (int s = 0; s < 32; s++)
 			if (truncating(s))
@@ -808,23 +971,35 @@ int sframe_prof_stop(void)
 		 * asking for more than CONFIG_HZ per second gets CONFIG_HZ. */
 		double cpu = process_cpu_seconds() - cpu_at_start;
 		double rate = cpu > 0 ? (double)samples / cpu : 0;
-		fprintf(stderr, "sframe-prof: %lu samples from %.2f s of CPU time (%.0f/s",
+		fprintf(o, "sframe-prof: %lu samples from %.2f s of CPU time (%.0f/s",
 			samples, cpu, rate);
 		if (rate < 0.8 * prof_hz && samples > 0)
-			fprintf(stderr, " of the %d/s asked: CPU-time timers fire at most "
-					"once per kernel tick", prof_hz);
-		fprintf(stderr, ")\nsframe-prof: %lu samples dropped (ring full), "
-				"%lu threads not profiled (thread table full)\n",
+			fprintf(o, " of the %d/s asked: CPU-time timers fire at most "
+				   "once per kernel tick", prof_hz);
+		fprintf(o, ")\nsframe-prof: %lu samples dropped (ring full), "
+			   "%lu threads not profiled (thread table full)\n",
 			atomic_load(&dropped), atomic_load(&unprofiled));
-		fprintf(stderr, "sframe-prof: %lu stacks truncated; walks stopped by:",
-			truncated);
+		fprintf(o, "sframe-prof: %lu stacks truncated; walks stopped by:", truncated);
 		for (int s = 0; s < 32; s++)
 			if (stop_counts[s])
-				fprintf(stderr, " %s %lu%s", sframe_bt_stop_name(s),
-					stop_counts[s], truncating(s) ? " (truncated)" : "");
-		fprintf(stderr, "\nsframe-prof: wrote %s (%zu stacks)%s%s%s\n", path, n,
-			svg[0] ? " and " : "", svg, rc ? " -- write FAILED" : "");
+				fprintf(o, " %s %lu%s", sframe_bt_stop_name(s), stop_counts[s],
+					truncating(s) ? " (truncated)" : "");
+		fputc('\n', o);
+		thread_summary(o);
+		fprintf(o, "sframe-prof: wrote %s (%zu stacks)%s%s, %s%s\n", path, n,
+			svg[0] ? ", " : "", svg, sum_path, rc ? " -- write FAILED" : "");
+		if (fclose(o) != 0)
+			text = NULL;
 	}
+	FILE *sf = text ? fopen(sum_path, "w") : NULL;
+	if (!sf || fputs(text, sf) == EOF || fclose(sf) != 0)
+		rc = -1;
+	if (text && !quiet)
+		fputs(text, stderr);
+	free(text);
+	free(threads);
+	threads = NULL;
+	threads_used = threads_cap = 0;
 
 	/* Free the aggregation; the rings stay for a later start. */
 	for (size_t i = 0; lines && i < n; i++)

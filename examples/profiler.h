@@ -8,12 +8,12 @@
  *
  * Environment (read by both, for every option left 0/NULL):
  *   SFRAME_PROF_HZ=N      samples per second of each thread's CPU time (99)
- *   SFRAME_PROF_OUT=P     write P.folded (and P.svg); "%p" in P is
+ *   SFRAME_PROF_OUT=P     write P.folded, P.summary.txt (and P.svg); "%p" in P is
  *                         replaced by the process id, which keeps the
  *                         processes of a script apart; default
  *                         "sframe-prof.%p" in the current directory
  *   SFRAME_PROF_SVG=1     also draw P.svg, a flame graph
- *   SFRAME_PROF_QUIET=1   no summary on stderr
+ *   SFRAME_PROF_QUIET=1   no summary on stderr (P.summary.txt has it)
  */
 #ifndef SFRAME_PROFILER_H
 #define SFRAME_PROFILER_H

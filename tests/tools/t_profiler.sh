@@ -222,6 +222,18 @@ timeout 240 env SFRAME_PROF_HZ=997 SFRAME_PROF_OUT="$tmp/pre" SFRAME_PROF_SVG=1 
 	LD_PRELOAD="$B/libsframe-profiler.so" $W "$B/hotcold" 3 400 2>"$tmp/pre.summary"
 check "preload: workload exits 0" [ $? -eq 0 ]
 verify preload "$tmp/pre.folded" "$tmp/pre.svg" "$tmp/pre.summary"
+# The summary names each thread with its samples (hotcold: main and 3
+# workers, none blocking SIGPROF), and goes to PREFIX.summary.txt too.
+cat "$tmp/pre.summary.txt" 2>/dev/null | sed 's/^/# summary.txt: /'
+check "preload: the summary file is stderr's summary" \
+	sh -c "grep '^sframe-prof: ' '$tmp/pre.summary' | cmp -s - '$tmp/pre.summary.txt'"
+check "preload: summary lists 4 threads profiled, none blocking SIGPROF" \
+	grep -Eq '^sframe-prof: 4 threads profiled, [0-9]+ took no sample, 0 blocked SIGPROF$' \
+	"$tmp/pre.summary"
+check "preload: each thread named with its samples, summing to the total" \
+	awk '/^sframe-prof: [0-9]+ samples from/ { total = $2 }
+	     /^sframe-prof:   thread [0-9]+ "hotcold": [0-9]+ samples, [0-9.]+ s of CPU$/ { n++; sum += $5 }
+	     END { exit !(n == 4 && sum == total && total > 0) }' "$tmp/pre.summary"
 
 # (b) Linked in: sframe_prof_start()/sframe_prof_stop() around the work.
 SFRAME_PROF_HZ=997 SFRAME_PROF_OUT="$tmp/lnk" timeout 240 $W "$B/profiler" 2 400 \
@@ -255,4 +267,29 @@ check "preload: %p in SFRAME_PROF_OUT gives each process its own file" \
 check "preload: default output sframe-prof.<pid>.folded" \
 	sh -c "ls '$tmp'/sframe-prof.*.folded >/dev/null 2>&1"
 check "preload: SFRAME_PROF_QUIET=1 prints nothing" [ ! -s "$tmp/quiet.err" ]
+check "preload: SFRAME_PROF_QUIET=1 still writes the summary file" \
+	sh -c "grep -q '^sframe-prof: wrote ' '$tmp'/sframe-prof.*.summary.txt"
+
+# What the profiler cannot see, said: xz -T2's worker threads block every
+# signal, SIGPROF included, so they are never sampled; xz closes stderr
+# before exit, so the summary is read from its file.  Blocks of 1 MiB
+# give both workers work.
+install_deps xz-utils
+if command -v xz >/dev/null; then
+	awk 'BEGIN { for (i = 0; i < 400000; i++) print i, i * 7919 % 104729, "sframebt" }' \
+		>"$tmp/xz.in"
+	timeout 240 env SFRAME_PROF_OUT="$tmp/xz" LD_PRELOAD="$B/libsframe-profiler.so" \
+		xz -T2 -1 --block-size=1MiB -c "$tmp/xz.in" >"$tmp/xz.out" 2>"$tmp/xz.err"
+	check "xz -T2: exits 0" [ $? -eq 0 ]
+	cat "$tmp/xz.summary.txt" 2>/dev/null | sed 's/^/# xz summary.txt: /'
+	check "xz -T2: summary file written" [ -s "$tmp/xz.summary.txt" ]
+	check "xz -T2: the two worker threads named, SIGPROF blocked, 0 samples" \
+		sh -c "[ \$(grep -Ec '^sframe-prof:   thread [0-9]+ \"xz\": 0 samples, [0-9.]+ s of CPU, SIGPROF blocked\$' \
+			'$tmp/xz.summary.txt') -eq 2 ]"
+	check "xz -T2: the count line says so" \
+		grep -Eq '^sframe-prof: 3 threads profiled, [23] took no sample, 2 blocked SIGPROF' \
+		"$tmp/xz.summary.txt"
+else
+	notok "xz -T2: xz-utils not installed"
+fi
 exit 0

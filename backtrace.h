@@ -60,6 +60,9 @@ SFRAMEBT_API int sframe_backtrace(void **buf, int size);
 SFRAMEBT_API int sframe_backtrace_ucontext(const void *ucontext, void **buf,
 					   int size);
 
+/* This header compiles as C89, C++98 and every later standard
+ * (tests/tools/t_header.sh): no comma after an enum's last value. */
+
 /* Why a walk stopped. */
 enum sframe_bt_stop {
 	SFRAME_BT_STOP_NONE = 0,          /* (not stopped: internal) */
@@ -74,7 +77,7 @@ enum sframe_bt_stop {
 	SFRAME_BT_STOP_BAD_CONTEXT = 9,   /* NULL or unusable ucontext */
 	SFRAME_BT_STOP_BAD_SECTION = 10,  /* the object's .sframe failed validation */
 	SFRAME_BT_STOP_CACHE_FULL = 11,   /* object could not be cached (table full) */
-	SFRAME_BT_STOP_BAD_EH_FRAME = 12, /* the object's .eh_frame for PC is malformed, or uses CFI sframebt refuses */
+	SFRAME_BT_STOP_BAD_EH_FRAME = 12  /* the object's .eh_frame for PC is malformed, or uses CFI sframebt refuses */
 };
 
 /* Where a frame's PC came from. */
@@ -84,7 +87,7 @@ enum sframe_bt_source {
 	SFRAME_BT_FROM_FRAME_POINTER = 2, /* unwound with the frame-pointer rule */
 	SFRAME_BT_FROM_SIGNAL_FRAME = 3,  /* read from a kernel signal frame (sigreturn) */
 	SFRAME_BT_FROM_LINK_REGISTER = 4, /* topmost leaf: RA still in a register */
-	SFRAME_BT_FROM_EH_FRAME = 5,      /* unwound with a DWARF CFI row from .eh_frame */
+	SFRAME_BT_FROM_EH_FRAME = 5       /* unwound with a DWARF CFI row from .eh_frame */
 };
 
 struct sframe_bt_frame {

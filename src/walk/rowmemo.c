@@ -109,19 +109,19 @@ static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 {
 	struct sfb_memo_entry *e = sfb_memo_pair(key);
-	struct sfb_memo_row old;
+	struct sfb_memo_row first_row;
 	if (!sfb_memo_page_written(e)) {
 		memo_write(e, key, epoch, row);
 		return;
 	}
 	/* The first entry's key, if it is a different one, moves to the
 	 * second entry; the new key takes the first. */
-	uintptr_t old_key = e->key;
-	uint32_t old_epoch = e->epoch;
-	if (old_key == key && old_epoch == epoch)
+	uintptr_t first_key = e->key;
+	uint32_t first_epoch = e->epoch;
+	if (first_key == key && first_epoch == epoch)
 		return;
-	if (old_key != key && sfb_memo_try(e, old_key, old_epoch, &old))
-		memo_write(e + 1, old_key, old_epoch, &old);
+	if (first_key != key && sfb_memo_try(e, first_key, first_epoch, &first_row))
+		memo_write(e + 1, first_key, first_epoch, &first_row);
 	memo_write(e, key, epoch, row);
 }
 

@@ -48,7 +48,7 @@ struct sfb_memo_entry {
 	uint32_t epoch;
 	uintptr_t key;
 	struct sfb_memo_row row;
-	struct sfb_memo_entry *_Atomic next; /* hint, see above */
+	struct sfb_memo_entry *_Atomic hint; /* see above */
 };
 
 /* Hidden (the library's own, never exported): addressed directly, not
@@ -77,7 +77,7 @@ static inline bool sfb_memo_page_written(const struct sfb_memo_entry *e)
 /* Two-way: a key may sit in either entry of its pair (one cache line), so
  * that two hot return addresses whose hashes collide do not evict each
  * other on every walk. */
-static inline unsigned sfb_memo_pair_number(uintptr_t key)
+static inline unsigned sfb_memo_pair_of_key(uintptr_t key)
 {
 	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
 	return (unsigned)(h >> 53) % (SFB_MEMO_ENTRIES / 2);
@@ -85,7 +85,7 @@ static inline unsigned sfb_memo_pair_number(uintptr_t key)
 
 static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
 {
-	return &sfb_memo[2 * sfb_memo_pair_number(key)];
+	return &sfb_memo[2 * sfb_memo_pair_of_key(key)];
 }
 
 /* Seqlock read of e's row, if e holds key in the object of this epoch.
@@ -94,13 +94,13 @@ static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
 				uint32_t epoch, struct sfb_memo_row *row)
 {
 	uint32_t seq = sfb_seq_begin(&e->seq);
-	uintptr_t other_key = e->key;
-	uint32_t other_epoch = e->epoch;
+	uintptr_t held_key = e->key;
+	uint32_t held_epoch = e->epoch;
 	*row = e->row;
 	/* One branch for all the conditions: the walker's inner loop is
 	 * limited by branches as much as by instructions.  A row read while
 	 * the entry changed is discarded unused. */
-	return ((other_key ^ key) | (other_epoch ^ epoch) | sfb_seq_changed(&e->seq, seq)) == 0;
+	return ((held_key ^ key) | (held_epoch ^ epoch) | sfb_seq_changed(&e->seq, seq)) == 0;
 }
 
 /* Rows are memoised for exact PCs too (the interrupted instruction of a
@@ -137,16 +137,16 @@ static inline struct sfb_memo_entry *sfb_memo_get_exact(uintptr_t key, uint32_t 
 
 static inline struct sfb_memo_entry *sfb_memo_hint(const struct sfb_memo_entry *e)
 {
-	return atomic_load_explicit(&((struct sfb_memo_entry *)e)->next, memory_order_relaxed);
+	return atomic_load_explicit(&((struct sfb_memo_entry *)e)->hint, memory_order_relaxed);
 }
 
-static inline void sfb_memo_set_hint(struct sfb_memo_entry *e, struct sfb_memo_entry *next)
+static inline void sfb_memo_set_hint(struct sfb_memo_entry *e, struct sfb_memo_entry *hint)
 {
-	atomic_store_explicit(&e->next, next, memory_order_relaxed);
+	atomic_store_explicit(&e->hint, hint, memory_order_relaxed);
 }
 
 /* The pair an entry belongs to (the recall's unit). */
-static inline uint16_t sfb_memo_pair_index(const struct sfb_memo_entry *e)
+static inline uint16_t sfb_memo_pair_of_entry(const struct sfb_memo_entry *e)
 {
 	return (uint16_t)(((uintptr_t)e - (uintptr_t)sfb_memo) / (2 * sizeof *e));
 }

@@ -5,7 +5,7 @@
  * .eh_frame CFI; sfb_object_row()), or falls back to the frame-pointer
  * row where that is allowed, and applies the row: the CFA, then the
  * caller's RA, FP and saved registers relative to it.  Two paths do this
- * (docs/DESIGN.md, "The walker"):
+ * (docs/DESIGN.md, "Walker"):
  * - the fast path applies memoised rows (rowmemo.h) to consecutive return
  *   addresses, with the walk's state in registers;
  * - the general path, general_step(), does everything else and gives the
@@ -51,7 +51,10 @@ struct walker {
 	struct sfb_mem mem;
 	const struct sfb_object *objs[WALK_OBJECTS];
 	struct sfb_object copies[WALK_OBJECTS];
-	unsigned nobj, last, next_obj;
+	/* objs[0..nobj) in use; objs[last_hit] held the last PC asked for;
+	 * once all are in use, a new object replaces objs[nreplaced %
+	 * WALK_OBJECTS], oldest first. */
+	unsigned nobj, last_hit, nreplaced;
 	unsigned flags;
 	/* Added to an object's epoch for the memo: a walk that refuses
 	 * .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its rows apart, so that the
@@ -63,14 +66,14 @@ struct walker {
 	int miss_stop;
 	struct sfb_saved_regs saved; /* the last signal frame's registers */
 	/* Callee-saved registers other than SP and FP whose caller's values
-	 * CFI rows gave (bit n: val[n]); none after an SFrame or memoised
+	 * CFI rows gave (bit n: reg_val[n]); none after an SFrame or memoised
 	 * row, which do not say where they were saved. */
-	uint64_t known;
-	uintptr_t val[TRACKED_REGS];
-	/* Memoised rows are used (the fast path, and exact-PC rows on the
-	 * general path); lost_regs: one of them left registers unknown that a
-	 * CFI row would have said (sfb_walk()). */
-	bool memo, lost_regs;
+	uint64_t known_regs;
+	uintptr_t reg_val[TRACKED_REGS];
+	/* use_memo: memoised rows are used (the fast path, and exact-PC and
+	 * outermost rows on the general path); lost_regs: one of them left
+	 * registers unknown that a CFI row would have said (sfb_walk()). */
+	bool use_memo, lost_regs;
 	/* What the next sample fetches ahead (rowmemo.h, the recall): the
 	 * pairs of the memo entries that hold, or would hold, the rows of
 	 * this walk's frames after the first, in order, a repeated frame
@@ -88,10 +91,10 @@ static inline void trail_note(struct walker *w, uintptr_t key)
 	if (key == w->trail_key || w->ntrail == SFB_MEMO_RECALL)
 		return;
 	w->trail_key = key;
-	w->trail[w->ntrail++] = (uint16_t)sfb_memo_pair_number(key);
+	w->trail[w->ntrail++] = (uint16_t)sfb_memo_pair_of_key(key);
 }
 
-static inline bool holds(const struct sfb_object *o, uintptr_t pc)
+static inline bool object_contains(const struct sfb_object *o, uintptr_t pc)
 {
 	return pc - o->map_start < o->map_end - o->map_start;
 }
@@ -102,13 +105,13 @@ static inline bool holds(const struct sfb_object *o, uintptr_t pc)
 static inline __attribute__((always_inline)) int
 walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
-	if (w->nobj && holds(w->objs[w->last], pc)) {
-		*out = w->objs[w->last];
+	if (w->nobj && object_contains(w->objs[w->last_hit], pc)) {
+		*out = w->objs[w->last_hit];
 		return 0;
 	}
 	for (unsigned i = 0; i < w->nobj; i++) {
-		if (holds(w->objs[i], pc)) {
-			w->last = i;
+		if (object_contains(w->objs[i], pc)) {
+			w->last_hit = i;
 			*out = w->objs[i];
 			return 0;
 		}
@@ -116,7 +119,7 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	if (w->miss_stop && pc == w->miss_pc)
 		return w->miss_stop;
 	const struct sfb_object *o = sfb_objcache_kept(pc);
-	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->next_obj % WALK_OBJECTS;
+	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->nreplaced % WALK_OBJECTS;
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);
 		if (stop) {
@@ -129,9 +132,9 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	if (w->nobj < WALK_OBJECTS)
 		w->nobj++;
 	else
-		w->next_obj++;
+		w->nreplaced++;
 	w->objs[i] = o;
-	w->last = i;
+	w->last_hit = i;
 	*out = o;
 	return 0;
 }
@@ -157,8 +160,8 @@ static bool reg_value(const struct walker *w, const struct sfb_regs *r, unsigned
 	}
 	if (r->all)
 		return sfb_arch_reg(r, n, out);
-	if (n < TRACKED_REGS && (w->known >> n & 1)) {
-		*out = w->val[n];
+	if (n < TRACKED_REGS && (w->known_regs >> n & 1)) {
+		*out = w->reg_val[n];
 		return true;
 	}
 	return false;
@@ -192,30 +195,30 @@ static bool eval_mem(void *arg, uint64_t addr, uint64_t *out)
 /* What a rule says of a value, for the caller's frame. */
 enum { VAL_OK, VAL_UNKNOWN, VAL_BELOW_SP, VAL_UNREADABLE };
 
-/* Evaluate rule l of the row (cfa: this frame's CFA, once known).  same:
- * the register whose value SFB_LOC_SAME keeps. */
+/* Evaluate rule of the row (cfa: this frame's CFA, once known).
+ * same_reg: the register whose value SFB_LOC_SAME keeps. */
 static int rule_value(struct walker *w, const struct sfb_regs *r, const struct sfb_row *row,
-		      const struct sfb_loc *l, uintptr_t cfa, unsigned same, uintptr_t *out)
+		      const struct sfb_loc *rule, uintptr_t cfa, unsigned same_reg, uintptr_t *out)
 {
 	uintptr_t addr;
-	switch (l->kind) {
+	switch (rule->kind) {
 	case SFB_LOC_SAME:
-		return reg_value(w, r, same, out) ? VAL_OK : VAL_UNKNOWN;
+		return reg_value(w, r, same_reg, out) ? VAL_OK : VAL_UNKNOWN;
 	case SFB_LOC_REGISTER:
-		return reg_value(w, r, l->reg, out) ? VAL_OK : VAL_UNKNOWN;
+		return reg_value(w, r, rule->reg, out) ? VAL_OK : VAL_UNKNOWN;
 	case SFB_LOC_EXPR:
-		if (l->reg == SFB_REG_CFA)
+		if (rule->reg == SFB_REG_CFA)
 			addr = cfa;
-		else if (!reg_value(w, r, l->reg, &addr))
+		else if (!reg_value(w, r, rule->reg, &addr))
 			return VAL_UNKNOWN;
-		addr += (uintptr_t)(intptr_t)l->off;
+		addr += (uintptr_t)(intptr_t)rule->off;
 		break;
 	case SFB_LOC_DWARF: {
 		struct eval_arg a = { w, r };
 		const struct sfb_cfi_eval_ctx cx = { eval_reg, eval_mem, &a };
 		uint64_t v;
-		if (sfb_cfi_eval(row->expr, row->expr_len, (uint32_t)l->off, l->reg, &cx,
-				 l != &row->cfa, cfa, &v) != SFB_CFI_OK)
+		if (sfb_cfi_eval(row->expr, row->expr_len, (uint32_t)rule->off, rule->reg, &cx,
+				 rule != &row->cfa, cfa, &v) != SFB_CFI_OK)
 			return VAL_UNKNOWN;
 		addr = (uintptr_t)v;
 		break;
@@ -223,7 +226,7 @@ static int rule_value(struct walker *w, const struct sfb_regs *r, const struct s
 	default:
 		return VAL_UNKNOWN;
 	}
-	if (!l->deref) {
+	if (!rule->deref) {
 		*out = addr;
 		return VAL_OK;
 	}
@@ -234,7 +237,7 @@ static int rule_value(struct walker *w, const struct sfb_regs *r, const struct s
 }
 
 /* The stop reason for a CFA or RA rule that could not be evaluated. */
-static int stop_of(int val)
+static int stop_for_value(int val)
 {
 	return val == VAL_UNKNOWN    ? SFRAME_BT_STOP_UNSAFE_RULE /* a register known only elsewhere */
 	       : val == VAL_BELOW_SP ? SFRAME_BT_STOP_BAD_CFA
@@ -258,7 +261,7 @@ struct step {
 };
 
 /* Apply row to the frame r.  Returns 0 and the caller's registers in next
- * (and the callee-saved registers the row recovers in w->known/val), or a
+ * (and the callee-saved registers the row recovers in w->known_regs/val), or a
  * stop reason. */
 static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 		     const struct sfb_row *row, struct step *next)
@@ -270,7 +273,7 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 		return SFRAME_BT_STOP_NO_UNWIND_INFO;
 	int val = rule_value(w, r, row, &row->cfa, 0, 0, &cfa);
 	if (val != VAL_OK)
-		return stop_of(val);
+		return stop_for_value(val);
 	if (!cfa_ok(cfa, r->sp, topmost))
 		return SFRAME_BT_STOP_BAD_CFA;
 
@@ -282,7 +285,7 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 			return SFRAME_BT_STOP_UNSAFE_RULE;
 		ra = r->ra;
 	} else if ((val = rule_value(w, r, row, &row->ra, cfa, 0, &ra)) != VAL_OK) {
-		return stop_of(val);
+		return stop_for_value(val);
 	}
 	if (row->flags & SFB_ROW_MANGLED_RA)
 		ra = sfb_arch_strip_pac(ra);
@@ -328,11 +331,11 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 			if (v == VAL_OK)
 				known |= 1ull << n;
 		}
-		w->known = known;
+		w->known_regs = known;
 		for (uint64_t m = known; m; m &= m - 1)
-			w->val[__builtin_ctzll(m)] = val[__builtin_ctzll(m)];
+			w->reg_val[__builtin_ctzll(m)] = val[__builtin_ctzll(m)];
 	} else {
-		w->known = 0;
+		w->known_regs = 0;
 		w->lost_regs |= (row->flags & SFB_ROW_MEMO) != 0;
 	}
 	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
@@ -385,11 +388,11 @@ static bool is_sigreturn(struct walker *w, uintptr_t pc, uintptr_t lo, uintptr_t
 static __attribute__((noinline)) bool sigframe_regs(struct walker *w, uintptr_t sp,
 						   struct sfb_regs *regs)
 {
-	uintptr_t at = sfb_arch_sigframe_saved_at(sp);
-	if (at < sp)
+	uintptr_t saved_at = sfb_arch_sigframe_saved_at(sp);
+	if (saved_at < sp)
 		return false;
 	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
-		if (!sfb_mem_read(&w->mem, at + 8 * i, &w->saved.w[i]))
+		if (!sfb_mem_read(&w->mem, saved_at + 8 * i, &w->saved.w[i]))
 			return false;
 	sfb_arch_from_saved(w->saved.w, regs);
 	return true;
@@ -410,37 +413,37 @@ static void emit_frame(struct walker *w, struct sframe_bt_frame *frames, void **
 /* Find this frame's row and decide what kind of frame it is.  Return
  * addresses are looked up at pc - 1 and must follow a call instruction;
  * the kernel's signal trampoline, which a handler returns to without a
- * call, is recognised by its code.  *no_row: 0 when row was found, else
- * why not.  A verified return address with a row of the common shape is
+ * call, is recognised by its code.  *why_no_row: 0 when row was found,
+ * else the stop reason.  A verified return address with a row of the common shape is
  * memoised for the fast path. */
 static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
-		    struct sfb_row *row, int *no_row, bool *is_signal)
+		    struct sfb_row *row, int *why_no_row, bool *is_signal)
 {
 	uintptr_t key = exact ? pc : pc - 1;
 	uint32_t epoch = memo_epoch(w, o);
-	struct sfb_memo_row simple;
+	struct sfb_memo_row compiled;
 	*is_signal = false;
 	/* A memoised exact row is what the lines below gave last time: a row
 	 * of the common shape, which is no trampoline's. */
-	if (exact && w->memo && sfb_object_has_rows(o) &&
-	    sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &simple)) {
-		sfb_memo_row_expand(&simple, SFB_DWARF_SP, SFB_DWARF_FP, row);
-		*no_row = 0;
+	if (exact && w->use_memo && sfb_object_has_rows(o) &&
+	    sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &compiled)) {
+		sfb_memo_row_expand(&compiled, SFB_DWARF_SP, SFB_DWARF_FP, row);
+		*why_no_row = 0;
 		return 0;
 	}
 	/* A verified return address whose row marks the outermost frame
 	 * (rowmemo.h): no lookup, no call-site check again. */
-	if (!exact && w->memo && sfb_object_has_rows(o) &&
-	    sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch), &simple)) {
+	if (!exact && w->use_memo && sfb_object_has_rows(o) &&
+	    sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch), &compiled)) {
 		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
-		*no_row = 0;
+		*why_no_row = 0;
 		return 0;
 	}
-	*no_row = sfb_object_row(o, key, w->flags, row);
-	if (*no_row || (row->flags & SFB_ROW_SIGNAL))
+	*why_no_row = sfb_object_row(o, key, w->flags, row);
+	if (*why_no_row || (row->flags & SFB_ROW_SIGNAL))
 		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
-	if (exact && !*no_row && !*is_signal && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
-		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &simple);
+	if (exact && !*why_no_row && !*is_signal && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &compiled))
+		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &compiled);
 	if (exact || *is_signal)
 		return 0;
 	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
@@ -449,9 +452,9 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
 	}
-	if (!*no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &simple))
-		sfb_memo_put(pc, epoch, &simple);
-	else if (!*no_row && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
+	if (!*why_no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &compiled))
+		sfb_memo_put(pc, epoch, &compiled);
+	else if (!*why_no_row && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
 					  SFB_ROW_OUTERMOST)
 		sfb_memo_put(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch),
 			     &(struct sfb_memo_row){ 0, 0, 0, 0 });
@@ -461,13 +464,13 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 /* ---- The fast path ---------------------------------------------------------- */
 
 /* The memo entry for the return address pc, and its row: prev's hint
- * (see rowmemo.h) if it holds pc in a confirmed object, else by hash;
- * prev's hint is then set to what was found.  Out of line: the fast loop
- * calls it only when the hint fails, which also happens each time the
- * walk crosses into another object (*epoch is then updated). */
+ * (see rowmemo.h) if it holds pc in a confirmed object, else by hash,
+ * and then prev's hint is set to the entry found.  Out of line: the fast
+ * loop calls it only when the hint fails, which also happens each time
+ * the walk crosses into another object (*epoch is then updated). */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
-	  uint32_t *epoch, struct sfb_memo_row *row)
+memo_find_and_hint(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
+		   uint32_t *epoch, struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
 	if (pc == 0 || walk_object(w, pc - 1, &o))
@@ -525,12 +528,12 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 	const uintptr_t win_hi = w->mem.win[0].hi;
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN)
 		return n;
-	/* row and epoch have copies whose addresses memo_find() takes, so
+	/* row and epoch have copies whose addresses the lookups take, so
 	 * that they themselves can stay in registers. */
 	struct sfb_memo_row found;
 	uint32_t found_epoch = 0;
 	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
-					       : memo_find(w, NULL, pc, &found_epoch, &found);
+					       : memo_find_and_hint(w, NULL, pc, &found_epoch, &found);
 	if (!e)
 		return n;
 	struct sfb_memo_row row = found;
@@ -586,14 +589,14 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 		const struct sfb_memo_entry *next = sfb_memo_hint(e);
 		if (!sfb_memo_try(next, pc, epoch, &row)) {
 			found_epoch = epoch;
-			next = memo_find(w, e, pc, &found_epoch, &found);
+			next = memo_find_and_hint(w, e, pc, &found_epoch, &found);
 			if (!next)
 				break;
 			row = found;
 			epoch = found_epoch;
 		}
 		if (sample && next != e && nt < SFB_MEMO_RECALL)
-			w->trail[nt++] = sfb_memo_pair_index(next);
+			w->trail[nt++] = sfb_memo_pair_of_entry(next);
 		e = next;
 	}
 	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
@@ -605,7 +608,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 		r->fp = fp;
 		r->all = NULL;
 		r->have_ra = false;
-		w->known = 0;
+		w->known_regs = 0;
 		w->lost_regs = true;
 		*source = records ? src : SFRAME_BT_FROM_SFRAME;
 		*cfi_frames = ncfi;
@@ -651,7 +654,9 @@ struct position {
 			   frame-pointer step where the frame record need not
 			   sit at the top of the frame (!SFB_FP_CFA_EXACT) */
 	bool exact;     /* regs->pc is an exact PC, not a return address */
-	bool topmost;   /* registers beyond SP/FP are known (regs->all) */
+	bool topmost;   /* the frame is the first of its context: the walk's
+			   first, or the one a signal frame's registers give
+			   (its CFA may equal SP; arch.h's topmost-frame rows) */
 	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
 	int signals;    /* signal frames crossed */
 };
@@ -668,7 +673,7 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
 	const struct sfb_object *o;
 	struct sfb_row row;
-	int no_row = SFRAME_BT_STOP_NO_OBJECT;
+	int why_no_row = SFRAME_BT_STOP_NO_OBJECT;
 	bool is_signal = false;
 	int stop = walk_object(w, lookup, &o);
 	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
@@ -683,13 +688,13 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 				.pc = regs->pc, .source = at->source, .exact = 1 });
 		return stop;
 	} else {
-		stop = classify(w, o, regs->pc, at->exact, &row, &no_row, &is_signal);
+		stop = classify(w, o, regs->pc, at->exact, &row, &why_no_row, &is_signal);
 		if (stop)
 			return stop;
 	}
 	/* A row marked as a signal frame ('S') is applied like any other but,
 	 * as in DWARF, the PC it unwinds to was interrupted, not called. */
-	bool next_exact = !no_row && (row.flags & SFB_ROW_SIGNAL);
+	bool next_exact = !why_no_row && (row.flags & SFB_ROW_SIGNAL);
 	emit_frame(w, frames, pcs, at->n, (struct sframe_bt_frame){
 		.pc = regs->pc, .source = at->source, .exact = at->exact });
 	at->n++;
@@ -705,8 +710,8 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 			frames[at->n - 1].cfa = regs->sp;
 		return regs->pc == 0 ? SFRAME_BT_STOP_BAD_RA : 0;
 	}
-	const struct sfb_row *use = &row;
-	if (!no_row) {
+	const struct sfb_row *rule = &row;
+	if (!why_no_row) {
 		if (at->topmost)
 			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
 		at->source = row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
@@ -720,24 +725,24 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 			.ra = { SFB_LOC_SAME, 0, SFB_DWARF_RA, 0 },
 			.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
 		};
-		no_row = 0;
+		why_no_row = 0;
 		at->source = SFRAME_BT_FROM_LINK_REGISTER;
 	} else if (fp_allowed(w, o)) {
 #if SFB_FP_RULE
-		use = &fp_row;
+		rule = &fp_row;
 #endif
 		at->source = SFRAME_BT_FROM_FRAME_POINTER;
 	} else {
-		return no_row;
+		return why_no_row;
 	}
 	/* A rule based on SP is unusable while SP is only a lower bound. */
-	if (at->sp_low && use->cfa.kind == SFB_LOC_EXPR && use->cfa.reg == SFB_DWARF_SP)
+	if (at->sp_low && rule->cfa.kind == SFB_LOC_EXPR && rule->cfa.reg == SFB_DWARF_SP)
 		return SFRAME_BT_STOP_UNSAFE_RULE;
 	struct step next;
-	stop = apply_row(w, regs, at->topmost, use, &next);
+	stop = apply_row(w, regs, at->topmost, rule, &next);
 	if (stop)
 		return stop;
-	at->sp_low = !SFB_FP_CFA_EXACT && use != &row;
+	at->sp_low = !SFB_FP_CFA_EXACT && rule != &row;
 	if (frames)
 		frames[at->n - 1].cfa = next.cfa;
 	if (at->source == SFRAME_BT_FROM_SFRAME)
@@ -777,12 +782,12 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
 {
 	struct walker w;
-	w.nobj = w.last = w.next_obj = 0;
+	w.nobj = w.last_hit = w.nreplaced = 0;
 	w.flags = flags;
 	w.epoch_add = (flags & SFRAME_BT_NO_EH_FRAME) ? 1 : 0;
 	w.miss_pc = 0;
 	w.miss_stop = 0;
-	w.known = 0;
+	w.known_regs = 0;
 	w.ntrail = 0;
 	w.trail_key = 0;
 	sfb_mem_init(&w.mem, (uintptr_t)&w);
@@ -805,7 +810,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	 * unsafe-rule; it is walked again from the start without the memo,
 	 * on the general path, which tracks them through CFI rows. */
 	const struct sfb_regs start = *regs;
-	w.memo = true;
+	w.use_memo = true;
 	w.lost_regs = false;
 	struct position at = { 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 	for (;;) {
@@ -818,7 +823,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		bool outermost = false;
 		int ncfi = 0;
 		/* Memoised rows may be based on SP: not while it is a bound. */
-		int m = !w.memo || !w.mem.nwin || at.sp_low ? at.n
+		int m = !w.use_memo || !w.mem.nwin || at.sp_low ? at.n
 			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
 						&outermost, &ncfi)
 			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
@@ -838,14 +843,14 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			continue;
 		}
 		int stop = general_step(&w, regs, &at, frames, pcs, st);
-		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.memo) {
+		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.use_memo) {
 			*regs = start;
 			at = (struct position){ 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
 			memset(st, 0, sizeof *st);
-			w.known = 0;
+			w.known_regs = 0;
 			w.ntrail = 0;
 			w.trail_key = 0;
-			w.memo = false;
+			w.use_memo = false;
 			continue;
 		}
 		if (stop) {

@@ -95,7 +95,24 @@ endif
 .PHONY: test-build
 test-build: all $(TEST_BINS)
 
-test: all $(TEST_BINS)
+# make test first installs the Debian packages the tests need, as
+# tests/run-all.sh does (tests/lib/install-deps.sh: apt-get, through sudo
+# when not root), or stops with the command that installs them; then
+# builds (t_unw_compare links libunwind) and runs.
+TEST_PKGS := build-essential binutils clang libunwind-dev libc6-dbg xz-utils
+.PHONY: test-deps
+test-deps:
+	@if command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
+		. tests/lib/install-deps.sh && install_deps $(TEST_PKGS) || { \
+		echo "make test: could not install the packages the tests need; run"; \
+		echo "    sudo apt-get install $(TEST_PKGS)"; exit 1; }; \
+	else \
+		echo "make test: not Debian: install binutils, clang, libunwind's headers," \
+		     "glibc's debug symbols and xz yourself"; \
+	fi
+
+test: test-deps
+	@$(MAKE) --no-print-directory test-build
 	@sh tests/run.sh $(B)
 
 # The suite under valgrind memcheck.  Left out: tests that single-step with
@@ -119,11 +136,15 @@ test-asan:
 	@$(MAKE) --no-print-directory B=build-asan CC="clang -fno-integrated-as" \
 	  CFLAGS="$(ASAN_CFLAGS)" SFB_SKIP="t_interpose" test
 
-install: lib
-	install -d $(DESTDIR)$(PREFIX)/include/sframebt $(DESTDIR)$(PREFIX)/lib/pkgconfig
+# The library, its header and pkg-config file, the two preload objects
+# (libsframebt-preload.so, libsframe-profiler.so) and sframe-dump.
+install: lib $(PROF_SO) $(B)/sframe-dump
+	install -d $(DESTDIR)$(PREFIX)/include/sframebt $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/bin
 	install -m 644 backtrace.h $(DESTDIR)$(PREFIX)/include/sframebt/backtrace.h
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SHARED) $(PRELOAD) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(PRELOAD) $(PROF_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/sframe-dump $(DESTDIR)$(PREFIX)/bin/
 	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so.$(SOMAJOR)
 	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' sframebt.pc.in \

@@ -318,9 +318,6 @@ void sfb_discover_refresh(void)
 #pragma weak _dl_find_object
 struct dl_find_object;
 extern int _dl_find_object(void *, struct dl_find_object *);
-/* Defined only in static programs: glibc's start-up code calls it (an
- * empty function unless static PIE); libc.so does not export it. */
-extern void _dl_relocate_static_pie(void) __attribute__((weak));
 extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak));
 
 typedef int discover_fn(void *, struct sfb_found *);
@@ -331,11 +328,29 @@ typedef int discover_fn(void *, struct sfb_found *);
 #define NO_STACK_PROTECTOR
 #endif
 
-/* Runs before relocation is complete (and, static, before TLS is set up):
- * reads the addresses of weak symbols, nothing else. */
+/* A static program: this object has no dynamic section (static, not
+ * PIE), or it is a PIE executable (DF_1_PIE) without a program
+ * interpreter (static PIE).  Not whether _dl_relocate_static_pie is
+ * defined: crt1.o, which every program linked -no-pie starts with,
+ * dynamic ones too, defines it on Debian.  Runs before relocation is
+ * complete (and, static, before TLS is set up): reads this object's own
+ * dynamic section and program headers, nothing else. */
 __attribute__((no_sanitize_address)) NO_STACK_PROTECTOR static bool is_static(void)
 {
-	return _dl_relocate_static_pie || !_DYNAMIC;
+	if (!_DYNAMIC)
+		return true;
+	bool pie = false;
+	for (const ElfW(Dyn) *d = _DYNAMIC; d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_PIE))
+			pie = true;
+	const ElfW(Ehdr) *eh = &__ehdr_start;
+	if (!pie || !eh)
+		return false;
+	const ElfW(Phdr) *ph = (const void *)((uintptr_t)eh + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return false;
+	return true;
 }
 
 __attribute__((used, no_sanitize_address)) NO_STACK_PROTECTOR static discover_fn *

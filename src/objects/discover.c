@@ -2,6 +2,8 @@
  * at load time; see docs/DESIGN.md, Discovery.
  * - glibc >= 2.35: _dl_find_object() itself (an IFUNC resolves to it).
  * - A static program: its own headers, __ehdr_start.
+ * - glibc's answer for the main program is replaced by the whole program
+ *   (sfb_discover_main()).
  * - glibc < 2.35 and musl: a double-buffered table that only normal
  *   context writes (dl_iterate_phdr) and walks only read, never waiting;
  *   an entry that dlclose() may have removed is checked against the
@@ -17,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -50,6 +53,9 @@ static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool use_table;
 
 extern const ElfW(Ehdr) __ehdr_start __attribute__((weak, visibility("hidden")));
+
+/* The answer of the way chosen for this process, as it gives it. */
+static int sfb_discover_any(void *pc, struct sfb_found *out);
 
 /* The extent of an object's PT_LOAD segments, its ELF header (the
  * segment that maps file offset 0), dynamic section and unwind table. */
@@ -93,6 +99,8 @@ static void found_from(const struct entry *e, struct sfb_found *f)
 	f->bias = e->bias;
 	f->dyn = e->dyn;
 	f->name = e->flags & SFB_FOUND_MAIN ? "" : e->name;
+	f->phdr = e->phdr;
+	f->phnum = e->phnum;
 }
 
 /* Does a PT_LOAD segment hold pc?  The kernel maps the program and the
@@ -311,6 +319,81 @@ void sfb_discover_refresh(void)
 	errno = saved;
 }
 
+/* ---- The main program, whole (glibc >= 2.35) ----------------------------- */
+
+#ifdef __GLIBC__
+/* glibc's _dl_find_object() gives the main program segment by segment
+ * when its segments leave gaps (-z max-page-size larger than the page, a
+ * text segment placed apart): the segment holding the PC, whose start is
+ * no ELF header.  The whole program comes from the loader's own records
+ * instead: the headers the kernel passed in the auxiliary vector (ld.so
+ * rewrites them when it loaded the program itself), at the link_map's
+ * l_addr.  Described once, by whoever first needs it: the constructor,
+ * or a walk before it (getauxval() is async-signal-safe); a description
+ * is claimed by compare-and-swap and published by a release store, and a
+ * caller that finds it being written keeps glibc's answer. */
+enum { MAIN_NEW, MAIN_WRITING, MAIN_READY, MAIN_UNUSABLE };
+static struct {
+	_Atomic int state;
+	struct entry e;
+} main_whole;
+
+static int describe_main(struct link_map *lm)
+{
+	const ElfW(Phdr) *ph = (const void *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM);
+	if (!ph || n == 0 || n >= 0xffff || getauxval(AT_PHENT) != sizeof *ph ||
+	    !entry_from(ph, (unsigned)n, lm->l_addr, &main_whole.e))
+		return MAIN_UNUSABLE;
+	/* The headers are the program's if they say where they are
+	 * (PT_PHDR) and it is where they were found. */
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_PHDR && lm->l_addr + ph[i].p_vaddr != (uintptr_t)ph)
+			return MAIN_UNUSABLE;
+	main_whole.e.lm = lm;
+	main_whole.e.dyn = lm->l_ld;
+	main_whole.e.flags = SFB_FOUND_MAIN | SFB_FOUND_STAYS;
+	return MAIN_READY;
+}
+
+/* Replace glibc's answer for the main program by the whole program, or
+ * leave it as it is if the auxiliary vector's headers do not hold it.
+ * Async-signal-safe. */
+static void sfb_discover_main(struct sfb_found *f)
+{
+	int state = atomic_load_explicit(&main_whole.state, memory_order_acquire);
+	if (state == MAIN_NEW) {
+		if (!atomic_compare_exchange_strong_explicit(&main_whole.state, &state,
+							     MAIN_WRITING, memory_order_acquire,
+							     memory_order_relaxed))
+			return;
+		state = describe_main(f->dlfo_link_map);
+		atomic_store_explicit(&main_whole.state, state, memory_order_release);
+	}
+	const struct entry *e = &main_whole.e;
+	/* glibc's answer lies inside the program's span, or the headers
+	 * were another object's. */
+	if (state != MAIN_READY || (uintptr_t)f->dlfo_map_start < e->start ||
+	    (uintptr_t)f->dlfo_map_end > e->end || f->dlfo_link_map != e->lm)
+		return;
+	void *eh_frame = f->dlfo_eh_frame;
+	found_from(e, f);
+	f->dlfo_eh_frame = eh_frame;
+}
+#endif
+
+int sfb_discover(void *pc, struct sfb_found *out)
+{
+	if (sfb_discover_any(pc, out) != 0)
+		return -1;
+#ifdef __GLIBC__
+	if (!(out->dlfo_flags & SFB_FOUND_OWN) && out->dlfo_link_map &&
+	    out->dlfo_link_map == _r_debug.r_map)
+		sfb_discover_main(out);
+#endif
+	return 0;
+}
+
 /* ---- Choosing ------------------------------------------------------------ */
 
 #ifdef __GLIBC__
@@ -377,19 +460,24 @@ _Static_assert(offsetof(struct sfb_found, dlfo_map_start) ==
 #endif
 
 /* An IFUNC: on glibc >= 2.35 the call goes straight to _dl_find_object. */
-int sfb_discover(void *pc, struct sfb_found *out) __attribute__((ifunc("resolve_discover")));
+static int sfb_discover_any(void *pc, struct sfb_found *out)
+	__attribute__((ifunc("resolve_discover")));
 
 __attribute__((constructor(101))) static void discover_init(void)
 {
 	use_table = !is_static() && !_dl_find_object;
 	sfb_discover_refresh();
+	/* The main program, described before any walk needs it. */
+	struct sfb_found f;
+	if (_r_debug.r_map)
+		sfb_discover(_r_debug.r_map->l_ld, &f);
 }
 #else
 /* musl: a static program (no dynamic section) has its own headers; a
  * dynamic one, or a static PIE, the table. */
 extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak));
 
-int sfb_discover(void *pc, struct sfb_found *out)
+static int sfb_discover_any(void *pc, struct sfb_found *out)
 {
 	return _DYNAMIC ? discover_table(pc, out) : discover_static(pc, out);
 }

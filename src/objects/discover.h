@@ -11,6 +11,11 @@
  *   glibc < 2.35, musl      a table of loaded objects filled from
  *                           dl_iterate_phdr() in normal context only
  *                           (discover.c states its rules).
+ * Every answer gives an object whole: from its first PT_LOAD segment to the
+ * end of its last.  glibc's _dl_find_object() describes a main program
+ * whose segments leave gaps one segment at a time (the one holding the
+ * PC), so sfb_discover() puts the main program's own record in its place
+ * (discover.c, sfb_discover_main()).
  * The answer is laid out as glibc's struct dl_find_object up to
  * dlfo_eh_frame, followed by room for the members glibc reserves, then
  * our own; glibc writes dlfo_flags = 0 and never touches what follows its
@@ -42,9 +47,12 @@ struct sfb_found {
 	uintptr_t bias;      /* load bias (l_addr, dlpi_addr) */
 	const ElfW(Dyn) *dyn; /* PT_DYNAMIC in memory, or NULL */
 	const char *name;    /* its file's name; "" for the main program */
+	const ElfW(Phdr) *phdr; /* its program headers, as the loader recorded them */
+	unsigned phnum;
 };
 
-/* 0 and *out, or -1: no object we may use holds pc. */
+/* 0 and *out, or -1: no object we may use holds pc.  The object is given
+ * whole, with its program headers where they are known (SFB_FOUND_OWN). */
 int sfb_discover(void *pc, struct sfb_found *out) __attribute__((visibility("hidden")));
 
 /* Bring the table up to date with dlopen()/dlclose() (dl_iterate_phdr()'s
@@ -73,6 +81,16 @@ static inline const ElfW(Dyn) *sfb_found_dyn(const struct sfb_found *f)
 	if (f->dlfo_flags & SFB_FOUND_OWN)
 		return f->dyn;
 	return f->dlfo_link_map ? f->dlfo_link_map->l_ld : NULL;
+}
+
+/* The object's program headers and their number, or NULL where only its
+ * ELF header (at dlfo_map_start) can say. */
+static inline const ElfW(Phdr) *sfb_found_phdrs(const struct sfb_found *f, unsigned *n)
+{
+	if (!(f->dlfo_flags & SFB_FOUND_OWN) || !f->phdr)
+		return NULL;
+	*n = f->phnum;
+	return f->phdr;
 }
 
 static inline const char *sfb_found_name(const struct sfb_found *f)

@@ -246,6 +246,11 @@ static bool fingerprint_matches(const struct sfb_object *o)
 	 * not be read. */
 	if (o->phnum == 0)
 		return true;
+	/* The main program is never unloaded: what is there is what was
+	 * described (its headers need not follow an ELF header at its
+	 * start). */
+	if (o->kept == SFB_KEPT_MAIN + 1)
+		return true;
 	/* The program headers where they were, not where the ELF header now
 	 * says: the header, the two headers used and the section's head are
 	 * then read at once, not the header first (on a sample, each is a
@@ -336,28 +341,42 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	o->cfi_status = SFB_CFI_E_NO_TABLE;
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
 
-	unsigned n;
+	unsigned n = 0;
 	/* Probed once per discovery: an execute-only first segment, or one
 	 * that does not start with the ELF header, must not fault us. */
 	if (!sfb_probe_readable(o->map_start))
 		return;
 	const ElfW(Phdr) *ph = sfb_loaded_phdrs(o->map_start, o->map_end, &n);
+	unsigned rec_n = 0;
+	const ElfW(Phdr) *recorded = sfb_found_phdrs(r, &rec_n);
+	/* Headers the loader recorded are used where the ELF header at the
+	 * mapping's start says they are (a hit is confirmed by reading them
+	 * there), or anywhere for the main program, which is never unloaded
+	 * and so never confirmed (fingerprint_matches()). */
+	if (recorded && ((recorded == ph && rec_n == n) || o->kept == SFB_KEPT_MAIN + 1)) {
+		ph = recorded;
+		n = rec_n;
+	}
 	if (!ph || n >= SFB_NO_PH)
 		return;
 	o->phnum = (uint16_t)n;
-	o->phoff = (uint16_t)((uintptr_t)ph - o->map_start);
+	o->phoff = (uintptr_t)ph - o->map_start < SFB_FIRST_PAGE
+			   ? (uint16_t)((uintptr_t)ph - o->map_start)
+			   : 0;
 	uint32_t id_len;
 	if (sfb_loaded_build_id(o->map_start, o->bias, ph, n, &o->build_id_off, &id_len)) {
 		o->build_id_len = (uint8_t)(id_len < SFB_BUILD_ID_MAX ? id_len : SFB_BUILD_ID_MAX);
 		memcpy(o->build_id, (const void *)(o->map_start + o->build_id_off),
 		       o->build_id_len);
 	}
+	/* The largest executable segment: the one holding .text where a
+	 * layout has two (-Ttext= leaves .init and .plt apart, below it). */
 	for (unsigned i = 0; i < n; i++) {
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+		    ph[i].p_memsz > o->exec_hi - o->exec_lo) {
 			o->exec_lo = o->bias + ph[i].p_vaddr;
 			o->exec_hi = o->exec_lo + ph[i].p_memsz;
 			o->exec_ph = (uint16_t)i;
-			break;
 		}
 	}
 	describe_cfi(o, ph, n);

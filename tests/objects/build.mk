@@ -19,3 +19,51 @@ $(B)/tests/t_keep_loaded: tests/objects/t_keep_loaded.c tests/walk/walk_common.h
 		$(WALK_CHURN_LIBS) $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
 	$(CC) $(TESTFLAGS) $(CHAIN_CFLAGS) -Itests/walk -rdynamic $< -o $@ $(STATIC) \
 		-L$(B)/tests -Wl,--no-as-needed -l:walk_churn_c.so -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+# t_layouts: tests/objects/t_layouts.c, built once per main-program layout
+# into $(B)/tests/layouts/LAYOUT-ROWS (ROWS: sframe, or eh for .eh_frame
+# only) and run by tests/objects/t_layouts.sh; $(B)/tests/t_layouts is the
+# default layout, run by `make test` like any test program.  Each program
+# walks a chain through liblayouts-ROWS.so, itself linked with a gap
+# between its segments.
+LAYOUT_CFLAGS := -fomit-frame-pointer -fno-optimize-sibling-calls \
+	-fno-sanitize=signed-integer-overflow,null
+LAYOUT_pie               :=
+LAYOUT_pie-sepcode       := -Wl,-z,separate-code
+LAYOUT_pie-nosepcode     := -Wl,-z,noseparate-code
+LAYOUT_pie-page64k       := -Wl,-z,max-page-size=0x10000
+LAYOUT_pie-page2m        := -Wl,-z,separate-code,-z,max-page-size=0x200000
+LAYOUT_pie-ttext         := -Wl,-Ttext=0x3000000
+LAYOUT_nopie             := -no-pie
+LAYOUT_nopie-nosepcode   := -no-pie -Wl,-z,noseparate-code
+LAYOUT_nopie-page64k     := -no-pie -Wl,-z,max-page-size=0x10000
+LAYOUT_nopie-page2m      := -no-pie -Wl,-z,separate-code,-z,max-page-size=0x200000
+LAYOUT_nopie-textseg     := -no-pie -Wl,-Ttext-segment=0x2000000
+LAYOUT_nopie-ttext       := -no-pie -Wl,-Ttext=0x3000000
+LAYOUTS := pie pie-sepcode pie-nosepcode pie-page64k pie-page2m pie-ttext \
+	nopie nopie-nosepcode nopie-page64k nopie-page2m nopie-textseg nopie-ttext
+LAYOUT_ROWS_sframe := $(SFRAME_AS)
+LAYOUT_ROWS_eh :=
+LAYOUT_DIR := $(B)/tests/layouts
+LAYOUT_BINS := $(foreach l,$(LAYOUTS),$(LAYOUT_DIR)/$(l)-sframe $(LAYOUT_DIR)/$(l)-eh)
+LAYOUT_DEPS := tests/objects/t_layouts.c tests/lib/check.h tests/lib/sig_install.h \
+	tests/lib/uc_regs.h $(STATIC) backtrace.h tests/objects/build.mk
+
+$(LAYOUT_DIR)/liblayouts-%.so: tests/objects/layouts_lib.c tests/objects/build.mk
+	@mkdir -p $(@D)
+	$(CC) $(TESTFLAGS) $(LAYOUT_CFLAGS) $(LAYOUT_ROWS_$*) -fPIC -shared \
+		-Wl,-z,separate-code,-z,max-page-size=0x10000 $< -o $@
+
+define layout_rule
+$(LAYOUT_DIR)/$(1)-$(2): $(LAYOUT_DEPS) $(LAYOUT_DIR)/liblayouts-$(2).so
+	$$(CC) $$(TESTFLAGS) $$(LAYOUT_CFLAGS) $$(LAYOUT_ROWS_$(2)) -DLAYOUT_LIB $$(LAYOUT_$(1)) \
+		$$< -o $$@ -L$(LAYOUT_DIR) -l:liblayouts-$(2).so -Wl,-rpath,'$$$$ORIGIN' \
+		$$(STATIC) -ldl -lpthread
+endef
+$(foreach l,$(LAYOUTS),$(foreach r,sframe eh,$(eval $(call layout_rule,$(l),$(r)))))
+
+$(B)/tests/t_layouts: $(LAYOUT_DIR)/pie-sframe | $(B)/tests
+	cp $< $@
+	cp $(LAYOUT_DIR)/liblayouts-sframe.so $(B)/tests/
+TEST_BINS += $(LAYOUT_BINS)
+

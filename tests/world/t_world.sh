@@ -5,7 +5,7 @@
 # (SIGPROF at 1 kHz on every thread; each sample's whole stack walked by
 # both unwinders from the same ucontext and compared at exit; one result
 # file a process, see probe.c).  A line per program:
-#   ok - bc -l: 1043/1043 samples equal (3 processes; median ns a walk: sframebt 410, libunwind 6100)
+#   ok - bc -l: 1043/1043 samples equal (4 processes, 1.2 s; median ns a walk: sframebt 410, libunwind 6100)
 # or "not ok - ..." followed by the disagreements grouped by reason,
 # sframebt's stop reason and the object where it went wrong, and both
 # stacks of the first one.  Passes at >= 99% equal for each program and
@@ -49,10 +49,11 @@ w "dc"             dc          'dc -e "3 250000 ^ 7 % p"'
 w "gawk"           gawk        'gawk "BEGIN { for (i = 0; i < 2000000; i++) { a[i % 1000] += i; s = s sprintf(\"%d\", i % 7) } print length(s) }"'
 w "tclsh"          tcl         'echo "set s 0; for {set i 0} {\$i < 2500000} {incr i} {set s [expr {\$s + \$i % 7}]}; puts \$s" | tclsh'
 w "ruby"           ruby        'ruby -e "h = {}; 8000000.times { |i| h[i % 1000] = (h[i % 1000] || 0) + i }; p h.size"'
-# databases
-# node: V8's generated code has no unwind information (sframebt stops
-# with no-object there, where libunwind goes on by the frame-pointer chain)
+# node: V8's generated code and its builtins in node's text have no unwind
+# information; sframebt stops there (no-object, no-unwind-info) where
+# libunwind goes on by the frame-pointer chain
 w "node"           nodejs      'node -e "let a = []; for (let i = 0; i < 300000; i++) a.push({ k: i, v: String(i) }); let s = JSON.stringify(a); console.log(JSON.parse(s).length, s.match(/[0-9]+/g).length)"'
+# databases
 w "sqlite3"        sqlite3     'sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x * x % 7), count(*) FROM c;"'
 # compilers and build tools (gcc: the driver, cc1 and as, each sampled)
 w "gcc -O2"        gcc         'gcc -O2 -c gen.c -o gen.o'

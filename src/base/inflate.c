@@ -156,7 +156,7 @@ static void take_input(struct sfb_inflate *z, size_t n)
 
 /* Fill the bit buffer to at least 56 bits, or with all the input there is.
  * Bits above nbits are always zero. */
-static void refill(struct sfb_inflate *z)
+static inline void refill(struct sfb_inflate *z)
 {
 	if (z->nbits > 56)
 		return;
@@ -345,17 +345,17 @@ static void put_byte(struct sfb_inflate *z, uint8_t b)
 	z->produced++;
 }
 
-/* N bytes of the match at match_dist back (N at most match_len). */
-static void copy_match(struct sfb_inflate *z, uint32_t n)
+/* Copy N bytes from DIST back to DST in the window W. */
+static inline void copy_back(uint8_t *w, uint32_t dst, uint32_t dist, uint32_t n)
 {
-	uint8_t *w = z->window;
-	uint32_t dst = z->wpos, src = (dst - z->match_dist) & WMASK;
-	z->match_len -= n;
-	z->pending += n;
-	z->produced += n;
-	z->wpos = (dst + n) & WMASK;
+	uint32_t src = (dst - dist) & WMASK;
 	if (dst + n <= SFB_INFLATE_WINDOW && src + n <= SFB_INFLATE_WINDOW) {
-		if (z->match_dist >= n) {
+		/* A source ahead of the destination is the window's oldest
+		 * bytes, each read before it is overwritten: memmove's order.
+		 * One behind it by less than N repeats the bytes just written. */
+		if (src > dst) {
+			memmove(w + dst, w + src, n);
+		} else if (dist >= n && n > 16) {
 			memcpy(w + dst, w + src, n);
 		} else {
 			while (n--)
@@ -368,6 +368,16 @@ static void copy_match(struct sfb_inflate *z, uint32_t n)
 		dst = (dst + 1) & WMASK;
 		src = (src + 1) & WMASK;
 	}
+}
+
+/* N bytes of the match at match_dist back (N at most match_len). */
+static void copy_match(struct sfb_inflate *z, uint32_t n)
+{
+	copy_back(z->window, z->wpos, z->match_dist, n);
+	z->match_len -= n;
+	z->pending += n;
+	z->produced += n;
+	z->wpos = (z->wpos + n) & WMASK;
 }
 
 /* Give the pending bytes to the caller (each call decodes no more than
@@ -725,6 +735,77 @@ static int decode_match(struct sfb_inflate *z, unsigned sym, unsigned used)
 	return (int)used;
 }
 
+/* The common case with the state in locals (stores to the window would
+ * otherwise make the compiler reload it for every symbol): while there
+ * are 8 bytes of input for a whole refill and room for a whole match,
+ * literals and matches whose codes are in the first-level tables.  Any
+ * other symbol, and every error, is left to codes(). */
+#define FAST_MIN_IN 8
+static void codes_fast(struct sfb_inflate *z, uint32_t budget)
+{
+	uint64_t bits = z->bits;
+	unsigned nbits = z->nbits;
+	const uint8_t *in = z->next_in, *in_start = in;
+	size_t avail = z->avail_in;
+	uint8_t *w = z->window;
+	uint32_t wpos = z->wpos, made = z->pending;
+	uint64_t produced = z->produced;
+	const uint16_t *lfast = z->lit.fast, *dfast = z->dist.fast;
+	const uint64_t lmask = (1u << SFB_INFLATE_LIT_ROOT) - 1, dmask = (1u << SFB_INFLATE_DIST_ROOT) - 1;
+
+	while (avail >= FAST_MIN_IN && budget - made >= length_base[28]) {
+		if (nbits <= 56) {
+			unsigned take = (63 - nbits) >> 3;
+			bits |= load_le64(in) << nbits;
+			nbits += take * 8;
+			bits &= (~0ull) >> (64 - nbits);
+			in += take;
+			avail -= take;
+		}
+		uint16_t e = lfast[bits & lmask];
+		unsigned l = e >> FAST_LEN_SHIFT, sym = e & FAST_SYM_MASK;
+		if (sym < END_OF_BLOCK && e) {
+			bits >>= l;
+			nbits -= l;
+			w[wpos] = (uint8_t)sym;
+			wpos = (wpos + 1) & WMASK;
+			made++;
+			produced++;
+			continue;
+		}
+		if (!e || sym == END_OF_BLOCK || sym > LAST_LENGTH_SYM)
+			break;
+		/* At least 57 bits: a length and a distance take at most 48. */
+		unsigned li = sym - FIRST_LENGTH_SYM, le = length_extra[li], used = l;
+		uint32_t len = length_base[li] + (uint32_t)((bits >> used) & ((1u << le) - 1));
+		used += le;
+		uint16_t de = dfast[(bits >> used) & dmask];
+		unsigned ds = de & FAST_SYM_MASK;
+		if (!de || ds > LAST_DIST_SYM)
+			break;
+		used += de >> FAST_LEN_SHIFT;
+		unsigned dx = dist_extra[ds];
+		uint32_t dist = dist_base[ds] + (uint32_t)((bits >> used) & ((1u << dx) - 1));
+		used += dx;
+		if (dist > produced)
+			break;
+		bits >>= used;
+		nbits -= used;
+		copy_back(w, wpos, dist, len);
+		wpos = (wpos + len) & WMASK;
+		made += len;
+		produced += len;
+	}
+	z->bits = bits;
+	z->nbits = nbits;
+	z->total_in += (uint64_t)(in - in_start);
+	z->next_in = in;
+	z->avail_in = avail;
+	z->wpos = wpos;
+	z->pending = made;
+	z->produced = produced;
+}
+
 static int codes(struct sfb_inflate *z, uint32_t budget)
 {
 	struct code_ref lit = lit_ref(z);
@@ -736,6 +817,7 @@ static int codes(struct sfb_inflate *z, uint32_t budget)
 			if (z->match_len)
 				return STEP_OUTPUT;
 		}
+		codes_fast(z, budget);
 		if (z->pending >= budget)
 			return STEP_OUTPUT;
 		refill(z);

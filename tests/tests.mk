@@ -10,6 +10,8 @@
 #   symbols/  names, debug files, perf maps
 #   report/   crash reports and the crash handler
 #   tools/    the examples and the preload library, run as users run them
+#   world/    the distribution corpus: Debian programs sampled, every stack
+#             compared with libunwind's (t_world.sh)
 #   fuzz/     libFuzzer targets, their seed corpora, the replay smoke test
 #   port/ cross/ fixtures/ bench/   other C libraries, other architectures,
 #             binaries from other binutils, the benchmark
@@ -34,4 +36,4 @@ $(B)/tests/t_%: tests/$(1)/t_%.c $(STATIC) tests/lib/check.h backtrace.h | $(B)/
 endef
 $(foreach d,$(TEST_DIRS),$(eval $(call test_rule,$(d))))
 
-include $(foreach d,$(TEST_DIRS) fuzz port cross bench,tests/$(d)/build.mk)
+include $(foreach d,$(TEST_DIRS) world fuzz port cross bench,tests/$(d)/build.mk)

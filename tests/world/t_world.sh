@@ -49,10 +49,6 @@ w "dc"             dc          'dc -e "3 250000 ^ 7 % p"'
 w "gawk"           gawk        'gawk "BEGIN { for (i = 0; i < 2000000; i++) { a[i % 1000] += i; s = s sprintf(\"%d\", i % 7) } print length(s) }"'
 w "tclsh"          tcl         'echo "set s 0; for {set i 0} {\$i < 2500000} {incr i} {set s [expr {\$s + \$i % 7}]}; puts \$s" | tclsh'
 w "ruby"           ruby        'ruby -e "h = {}; 8000000.times { |i| h[i % 1000] = (h[i % 1000] || 0) + i }; p h.size"'
-# node: V8's generated code and its builtins in node's text have no unwind
-# information; sframebt stops there (no-object, no-unwind-info) where
-# libunwind goes on by the frame-pointer chain
-w "node"           nodejs      'node -e "let a = []; for (let i = 0; i < 300000; i++) a.push({ k: i, v: String(i) }); let s = JSON.stringify(a); console.log(JSON.parse(s).length, s.match(/[0-9]+/g).length)"'
 # databases
 w "sqlite3"        sqlite3     'sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x * x % 7), count(*) FROM c;"'
 # compilers and build tools (gcc: the driver, cc1 and as, each sampled)
@@ -84,33 +80,12 @@ install_deps libunwind-dev gcc openssl $pkgs || {
 	exit 1
 }
 
-# The probe, from the library's position-independent objects (all but the
-# backtrace() interposer's), rebuilt when they or probe.c are newer.
-# probe.c links last: its constructor, which starts sampling, then runs
-# after the library's own.
-pic_objs() {
-	find "$B/pic" -name '*.o' ! -path '*/preload/*' ! -name 'backtrace_preload.o' 2>/dev/null |
-		sort
-}
-[ -n "$(pic_objs)" ] || make lib >/dev/null || {
-	echo "not ok - make lib failed"
+# The probe (tests/world/build.mk), rebuilt when it or the library changed.
+probe=$B/tests/world/probe.so
+make -s B="$B" "$probe" >/dev/null || {
+	echo "not ok - building the probe"
 	exit 1
 }
-probe=$B/tests/world/probe.so
-objs=$(pic_objs)
-stale=
-[ -f "$probe" ] || stale=yes
-for o in "$here/probe.c" $objs; do
-	[ "$o" -nt "$probe" ] && stale=yes
-done
-if [ -n "$stale" ]; then
-	mkdir -p "$B/tests/world"
-	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -Wa,--gsframe -I"$top" \
-		-shared $objs "$here/probe.c" -o "$probe" -ldl -lpthread -lunwind || {
-		echo "not ok - building the probe"
-		exit 1
-	}
-fi
 
 if [ -n "${SFB_WORLD_KEEP:-}" ]; then
 	work=$SFB_WORLD_KEEP

@@ -1,0 +1,9 @@
+# The distribution corpus (t_world.sh): a probe preloaded into Debian's
+# programs, built from the library's position-independent objects and
+# linked with libunwind.  probe.c links last: its constructor, which starts
+# sampling, runs after the library's own.
+WORLD_PROBE := $(B)/tests/world/probe.so
+$(WORLD_PROBE): tests/world/probe.c $(PIC_OBJS) backtrace.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -I. $(SFRAME_AS) $(PIC_OBJS) $< -o $@ \
+		-ldl -lpthread -lunwind

@@ -51,21 +51,26 @@ const char *sframe_bt_stop_name(int stop)
 
 #define WORK (SFRAME_SYMBOLIZE_SCRATCH - WORK_OFF)
 
+/* Both targets of a return address's lookup: the call, then itself. */
 static void look_up(const struct obj *o, int fd, const Elf64_Ehdr *eh,
 		    uint64_t shnum, uint64_t target, char *work)
 {
-	struct best b = { 0 };
-	scan_symtab(o, fd, eh, shnum, target, &b, work, WORK);
-	if (!b.found)
-		return;
-	if (b.value > target)
-		FAIL("symbol at %#llx chosen for %#llx, above it",
-		     (unsigned long long)b.value, (unsigned long long)target);
-	char *name = malloc(NAME_CAP);
-	size_t n = name_bytes(&b.tab, b.name, name, NAME_CAP - 1);
-	if (n > NAME_CAP - 1)
-		FAIL("name of %zu bytes", n);
-	free(name);
+	struct targets ts = { { target, target + 1 }, { { 0 }, { 0 } }, 2 };
+	scan_symtab(o, fd, eh, shnum, &ts, work, WORK);
+	for (int i = 0; i < ts.n; i++) {
+		const struct best *b = &ts.best[i];
+		if (!names_target(b))
+			continue;
+		if (b->value > ts.at[i] || b->floor > ts.at[i] || b->value > b->floor)
+			FAIL("symbol at %#llx (floor %#llx) chosen for %#llx",
+			     (unsigned long long)b->value, (unsigned long long)b->floor,
+			     (unsigned long long)ts.at[i]);
+		char *name = malloc(NAME_CAP);
+		size_t n = name_bytes(&b->tab, b->name, name, NAME_CAP - 1);
+		if (n > NAME_CAP - 1)
+			FAIL("name of %zu bytes", n);
+		free(name);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

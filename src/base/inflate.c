@@ -495,11 +495,10 @@ static int gz_field(struct sfb_inflate *z)
 		switch (z->mode) {
 		case M_GZ_EXTRA_LEN:
 			if (z->count++ == 0) {
-				z->match_len = (uint32_t)b; /* XLEN's low byte, kept meanwhile */
+				z->gz_xlen_low = (uint8_t)b;
 				break;
 			}
-			z->count = z->match_len | (uint32_t)b << 8;
-			z->match_len = 0;
+			z->count = z->gz_xlen_low | (uint32_t)b << 8;
 			z->mode = M_GZ_EXTRA;
 			if (z->count == 0) {
 				z->gz_flags &= (uint8_t)~GZ_FEXTRA;

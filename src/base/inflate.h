@@ -113,6 +113,7 @@ struct sfb_inflate {
 	uint32_t match_len, match_dist; /* a copy not yet finished */
 	uint16_t nlen, ndist, ncode;    /* dynamic block header counts */
 	uint8_t gz_flags;
+	uint8_t gz_xlen_low; /* FEXTRA's XLEN, first byte, until the second comes */
 	uint32_t gz_hcrc; /* CRC-32 of the gzip header so far */
 	uint8_t lens[320];              /* code lengths of a dynamic block */
 	struct sfb_inflate_lit_code lit;

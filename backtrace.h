@@ -77,7 +77,8 @@ enum sframe_bt_stop {
 	SFRAME_BT_STOP_BAD_CONTEXT = 9,   /* NULL or unusable ucontext */
 	SFRAME_BT_STOP_BAD_SECTION = 10,  /* the object's .sframe failed validation */
 	SFRAME_BT_STOP_CACHE_FULL = 11,   /* object could not be cached (table full) */
-	SFRAME_BT_STOP_BAD_EH_FRAME = 12  /* the object's .eh_frame for PC is malformed, or uses CFI sframebt refuses */
+	SFRAME_BT_STOP_BAD_EH_FRAME = 12, /* the object's .eh_frame for PC is malformed, or uses CFI sframebt refuses */
+	SFRAME_BT_STOP_EH_FRAME_UNINDEXED = 13 /* PC may lie in .eh_frame without a search table, which sframebt could not index (yet, or whole) */
 };
 
 /* Where a frame's PC came from. */

@@ -31,6 +31,7 @@ const char *sframe_bt_stop_name(int stop)
 		[SFRAME_BT_STOP_BAD_SECTION] = "bad-section",
 		[SFRAME_BT_STOP_CACHE_FULL] = "cache-full",
 		[SFRAME_BT_STOP_BAD_EH_FRAME] = "bad-eh-frame",
+		[SFRAME_BT_STOP_EH_FRAME_UNINDEXED] = "eh-frame-unindexed",
 	};
 	return SFB_NAME_OF(names, stop);
 }

@@ -16,6 +16,7 @@
 #include "base/entry.h"
 #include "base/memread.h"
 #include "base/seqlock.h"
+#include "objects/main_eh.h"
 #include "rows/sframe_format.h"
 #include "objects/startup.h"
 
@@ -380,6 +381,11 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 		}
 	}
 	describe_cfi(o, ph, n);
+	/* The main program without a search table (a static one): the
+	 * index built for it, which may be published later. */
+	if (o->cfi_status == SFB_CFI_E_NO_TABLE && o->kept == SFB_KEPT_MAIN + 1 &&
+	    sfb_main_eh_state() != SFB_MAIN_EH_NONE)
+		o->main_eh_index = 1;
 	const ElfW(Phdr) *sframe = find_phdr(ph, n, PT_GNU_SFRAME);
 	if (!sframe)
 		return;
@@ -510,6 +516,20 @@ int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,
 		if (err != SFB_CFI_E_NOT_FOUND)
 			return SFRAME_BT_STOP_BAD_EH_FRAME;
 	}
+	if (o->main_eh_index && !(flags & SFRAME_BT_NO_EH_FRAME)) {
+		enum sfb_main_eh_state st = sfb_main_eh_state();
+		if (st == SFB_MAIN_EH_PENDING || st == SFB_MAIN_EH_FAILED)
+			return SFRAME_BT_STOP_EH_FRAME_UNINDEXED;
+		int err = st == SFB_MAIN_EH_READY
+				  ? sfb_eh_index_lookup(sfb_main_eh_index(), pc, SFB_DWARF_FP, row)
+				  : SFB_CFI_E_NOT_FOUND;
+		if (err == SFB_CFI_OK)
+			return 0;
+		if (err == SFB_EH_INDEX_E_LEFT_OUT)
+			return SFRAME_BT_STOP_EH_FRAME_UNINDEXED;
+		if (err != SFB_CFI_E_NOT_FOUND)
+			return SFRAME_BT_STOP_BAD_EH_FRAME;
+	}
 	return o->source != SFB_SRC_NONE && o->status != SFB_OK ? SFRAME_BT_STOP_BAD_SECTION
 								 : SFRAME_BT_STOP_NO_UNWIND_INFO;
 }
@@ -604,6 +624,7 @@ static void sweep(void)
 int sfb_objcache_warmup(void)
 {
 	sfb_discover_refresh();
+	sfb_main_eh_prepare();
 	unsigned long long c[2];
 	sfb_discover_counters(c);
 	if (c[1] != seen_subs)

@@ -67,6 +67,10 @@ struct sfb_object {
 	uint8_t build_id[SFB_BUILD_ID_MAX];
 	struct sfb_section sec;  /* when source is SFRAME or MEMORY and status OK */
 	int8_t cfi_status;       /* SFB_CFI_OK: cfi is usable; else why not (cfi.h) */
+	/* The main program without a search table: its CFI is the index
+	 * main_eh.h builds, once published (then cfi_status stays
+	 * SFB_CFI_E_NO_TABLE). */
+	uint8_t main_eh_index;
 	struct sfb_cfi_section cfi;
 	/* The cache slot's own description, of which this is a copy; NULL
 	 * if the description was not cached.  Only ever prefetched. */
@@ -83,15 +87,16 @@ static inline bool sfb_object_has_sframe(const struct sfb_object *o)
 /* Can a row come from o at all (SFrame or CFI)? */
 static inline bool sfb_object_has_rows(const struct sfb_object *o)
 {
-	return sfb_object_has_sframe(o) || o->cfi_status == SFB_CFI_OK;
+	return sfb_object_has_sframe(o) || o->cfi_status == SFB_CFI_OK || o->main_eh_index;
 }
 
 /* The row for pc (a PC in o: exact, or a return address minus one) from
  * whichever source covers it: o's SFrame row, else (unless flags has
  * SFRAME_BT_NO_EH_FRAME) its CFI.  0, or the stop reason: no source
  * covers pc (SFRAME_BT_STOP_NO_UNWIND_INFO), o's .sframe was rejected and
- * nothing else covers it (..._BAD_SECTION), or its CFI for pc could not
- * be used (..._BAD_EH_FRAME).  Async-signal-safe; the one place where
+ * nothing else covers it (..._BAD_SECTION), its CFI for pc could not be
+ * used (..._BAD_EH_FRAME), or pc may lie in CFI that could not be
+ * indexed (..._EH_FRAME_UNINDEXED: main_eh.h).  Async-signal-safe; the one place where
  * row sources are chosen, and where rows handed over at run time will
  * plug in. */
 int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,

@@ -246,7 +246,7 @@ void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row
  * not look the last row up every time.  They are kept under the epoch
  * with its top bit set, which no object's epoch has: the fast path, which
  * looks up real epochs, never finds one and hands the frame to the
- * general path, which asks for it by this epoch (walk.c, classify()). */
+ * general path, which asks for it by this epoch (walk.c, row_from_object()). */
 #define SFB_MEMO_OUTERMOST_EPOCH(epoch) ((uint32_t)(epoch) | 0x80000000u)
 
 #endif

@@ -8,8 +8,9 @@
  * (docs/DESIGN.md, "Walker"):
  * - the fast path applies memoised rows (rowmemo.h) to consecutive return
  *   addresses, with the walk's state in registers;
- * - the general path, general_step(), does everything else and gives the
- *   stop reason.
+ * - the general path, general_step(), does everything else, one frame at
+ *   a time: finds its row (find_frame_row()), applies it (apply_row()) or
+ *   crosses a signal frame, and gives the stop reason.
  * Invariants: every stack read goes through memread.h, and every step is
  * validated, so a corrupted stack ends the walk with a reason, never a
  * fault or a loop: the stack pointer strictly increases except across
@@ -81,6 +82,27 @@ struct walker {
 	unsigned ntrail;
 	uintptr_t trail_key;
 	uint16_t trail[SFB_MEMO_RECALL];
+	/* Where the walk writes: frames[] (frame records), or only the PCs
+	 * to pcs[] when frames is NULL; size entries.  Its counts and stop
+	 * reason go to *st. */
+	struct sframe_bt_frame *frames;
+	void **pcs;
+	int size;
+	struct sframe_bt_status *st;
+};
+
+/* Where a walk is between steps. */
+struct position {
+	int n;          /* frames written */
+	bool sp_low;    /* regs->sp is only a lower bound of the real SP: after a
+			   frame-pointer step where the frame record need not
+			   sit at the top of the frame (!SFB_FP_CFA_EXACT) */
+	bool exact;     /* regs->pc is an exact PC, not a return address */
+	bool topmost;   /* the frame is the first of its context: the walk's
+			   first, or the one a signal frame's registers give
+			   (its CFA may equal SP; arch.h's topmost-frame rows) */
+	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
+	int signals;    /* signal frames crossed */
 };
 
 /* Note a frame's memo key for the recall: the general path's frames, and
@@ -167,16 +189,20 @@ static bool reg_value(const struct walker *w, const struct sfb_regs *r, unsigned
 	return false;
 }
 
-struct eval_arg {
+/* A row's rules evaluated in a frame. */
+struct frame_eval {
 	struct walker *w;
-	const struct sfb_regs *r;
+	const struct sfb_regs *r; /* the frame's registers */
+	const struct sfb_row *row;
+	uintptr_t cfa;            /* the frame's CFA, once known (else 0) */
 };
 
+/* A DWARF expression's register and memory reads (sfb_cfi_eval()). */
 static bool eval_reg(void *arg, unsigned n, uint64_t *out)
 {
-	const struct eval_arg *a = arg;
+	const struct frame_eval *fe = arg;
 	uintptr_t v;
-	if (!reg_value(a->w, a->r, n, &v))
+	if (!reg_value(fe->w, fe->r, n, &v))
 		return false;
 	*out = v;
 	return true;
@@ -184,9 +210,9 @@ static bool eval_reg(void *arg, unsigned n, uint64_t *out)
 
 static bool eval_mem(void *arg, uint64_t addr, uint64_t *out)
 {
-	const struct eval_arg *a = arg;
+	const struct frame_eval *fe = arg;
 	uintptr_t v;
-	if (!sfb_mem_read(&a->w->mem, (uintptr_t)addr, &v))
+	if (!sfb_mem_read(&fe->w->mem, (uintptr_t)addr, &v))
 		return false;
 	*out = v;
 	return true;
@@ -195,11 +221,14 @@ static bool eval_mem(void *arg, uint64_t addr, uint64_t *out)
 /* What a rule says of a value, for the caller's frame. */
 enum { VAL_OK, VAL_UNKNOWN, VAL_BELOW_SP, VAL_UNREADABLE };
 
-/* Evaluate rule of the row (cfa: this frame's CFA, once known).
- * same_reg: the register whose value SFB_LOC_SAME keeps. */
-static int rule_value(struct walker *w, const struct sfb_regs *r, const struct sfb_row *row,
-		      const struct sfb_loc *rule, uintptr_t cfa, unsigned same_reg, uintptr_t *out)
+/* Evaluate rule, one of fe->row's or made from one.  same_reg: the
+ * register whose value SFB_LOC_SAME keeps. */
+static int rule_value(const struct frame_eval *fe, const struct sfb_loc *rule, unsigned same_reg,
+		      uintptr_t *out)
 {
+	struct walker *w = fe->w;
+	const struct sfb_regs *r = fe->r;
+	const struct sfb_row *row = fe->row;
 	uintptr_t addr;
 	switch (rule->kind) {
 	case SFB_LOC_SAME:
@@ -208,17 +237,16 @@ static int rule_value(struct walker *w, const struct sfb_regs *r, const struct s
 		return reg_value(w, r, rule->reg, out) ? VAL_OK : VAL_UNKNOWN;
 	case SFB_LOC_EXPR:
 		if (rule->reg == SFB_REG_CFA)
-			addr = cfa;
+			addr = fe->cfa;
 		else if (!reg_value(w, r, rule->reg, &addr))
 			return VAL_UNKNOWN;
 		addr += (uintptr_t)(intptr_t)rule->off;
 		break;
 	case SFB_LOC_DWARF: {
-		struct eval_arg a = { w, r };
-		const struct sfb_cfi_eval_ctx cx = { eval_reg, eval_mem, &a };
+		const struct sfb_cfi_eval_ctx cx = { eval_reg, eval_mem, (void *)fe };
 		uint64_t v;
 		if (sfb_cfi_eval(row->expr, row->expr_len, (uint32_t)rule->off, rule->reg, &cx,
-				 rule != &row->cfa, cfa, &v) != SFB_CFI_OK)
+				 rule != &row->cfa, fe->cfa, &v) != SFB_CFI_OK)
 			return VAL_UNKNOWN;
 		addr = (uintptr_t)v;
 		break;
@@ -260,22 +288,29 @@ struct step {
 	uintptr_t pc, sp, fp, cfa;
 };
 
-/* Apply row to the frame r.  Returns 0 and the caller's registers in next
- * (and the callee-saved registers the row recovers in w->known_regs/val), or a
- * stop reason. */
-static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
-		     const struct sfb_row *row, struct step *next)
+/* Apply row to the frame r, at a walk's position at: its CFA, the
+ * caller's RA and FP, every stack read checked.  Returns 0 and the
+ * caller's registers in next (and the callee-saved registers the row
+ * recovers in w->known_regs, w->reg_val), or a stop reason. */
+static inline __attribute__((always_inline)) int
+apply_row(struct walker *w, const struct sfb_regs *r, const struct position *at,
+	  const struct sfb_row *row, struct step *next)
 {
 	uintptr_t cfa, ra, fp;
+	struct frame_eval fe = { w, r, row, 0 };
+	/* A rule based on SP is unusable while SP is only a lower bound. */
+	if (at->sp_low && row->cfa.kind == SFB_LOC_EXPR && row->cfa.reg == SFB_DWARF_SP)
+		return SFRAME_BT_STOP_UNSAFE_RULE;
 	if (row->flags & SFB_ROW_OUTERMOST)
 		return SFRAME_BT_STOP_OUTERMOST;
 	if (row->cfa.kind != SFB_LOC_EXPR && row->cfa.kind != SFB_LOC_DWARF)
 		return SFRAME_BT_STOP_NO_UNWIND_INFO;
-	int val = rule_value(w, r, row, &row->cfa, 0, 0, &cfa);
-	if (val != VAL_OK)
-		return stop_for_value(val);
-	if (!cfa_ok(cfa, r->sp, topmost))
+	int outcome = rule_value(&fe, &row->cfa, 0, &cfa);
+	if (outcome != VAL_OK)
+		return stop_for_value(outcome);
+	if (!cfa_ok(cfa, r->sp, at->topmost))
 		return SFRAME_BT_STOP_BAD_CFA;
+	fe.cfa = cfa;
 
 	if (row->ra.kind == SFB_LOC_UNDEFINED)
 		return SFRAME_BT_STOP_OUTERMOST;
@@ -284,8 +319,8 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 		if (!r->have_ra)
 			return SFRAME_BT_STOP_UNSAFE_RULE;
 		ra = r->ra;
-	} else if ((val = rule_value(w, r, row, &row->ra, cfa, 0, &ra)) != VAL_OK) {
-		return stop_for_value(val);
+	} else if ((outcome = rule_value(&fe, &row->ra, 0, &ra)) != VAL_OK) {
+		return stop_for_value(outcome);
 	}
 	if (row->flags & SFB_ROW_MANGLED_RA)
 		ra = sfb_arch_strip_pac(ra);
@@ -294,12 +329,12 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 	 * restored (an epilogue after its pop): the caller keeps FP. */
 	uintptr_t fp_at;
 	if (row->fp.kind == SFB_LOC_EXPR && row->fp.deref &&
-	    rule_value(w, r, row, &(struct sfb_loc){ SFB_LOC_EXPR, 0, row->fp.reg, row->fp.off },
-		       cfa, 0, &fp_at) == VAL_OK &&
+	    rule_value(&fe, &(struct sfb_loc){ SFB_LOC_EXPR, 0, row->fp.reg, row->fp.off }, 0,
+		       &fp_at) == VAL_OK &&
 	    (fp_at < r->sp || fp_at >= cfa)) {
 		fp = r->fp;
 	} else {
-		switch (rule_value(w, r, row, &row->fp, cfa, SFB_DWARF_FP, &fp)) {
+		switch (rule_value(&fe, &row->fp, SFB_DWARF_FP, &fp)) {
 		case VAL_OK:
 			break;
 		case VAL_UNREADABLE:
@@ -315,25 +350,25 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 	 * memoised CFI row has forgotten what it said. */
 	if ((row->flags & (SFB_ROW_CFI | SFB_ROW_MEMO)) == SFB_ROW_CFI) {
 		uint64_t known = 0;
-		uintptr_t val[TRACKED_REGS];
+		uintptr_t value[TRACKED_REGS];
 		for (uint64_t m = SFB_CALLEE_SAVED; m; m &= m - 1) {
 			unsigned n = (unsigned)__builtin_ctzll(m);
-			const struct sfb_loc *l = NULL;
-			for (unsigned k = 0; k < row->nregs && !l; k++)
+			const struct sfb_loc *rule = NULL;
+			for (unsigned k = 0; k < row->nregs && !rule; k++)
 				if (row->regs[k].reg == n)
-					l = &row->regs[k].loc;
+					rule = &row->regs[k].loc;
 			const struct sfb_loc same = { SFB_LOC_SAME, 0, 0, 0 };
-			int v = rule_value(w, r, row, l ? l : &same, cfa, n, &val[n]);
+			outcome = rule_value(&fe, rule ? rule : &same, n, &value[n]);
 			/* Saved below SP: already restored (an epilogue after its
 			 * pop, where gcc's CFI keeps the save's rule), as for FP. */
-			if (v == VAL_BELOW_SP)
-				v = rule_value(w, r, row, &same, cfa, n, &val[n]);
-			if (v == VAL_OK)
+			if (outcome == VAL_BELOW_SP)
+				outcome = rule_value(&fe, &same, n, &value[n]);
+			if (outcome == VAL_OK)
 				known |= 1ull << n;
 		}
 		w->known_regs = known;
 		for (uint64_t m = known; m; m &= m - 1)
-			w->reg_val[__builtin_ctzll(m)] = val[__builtin_ctzll(m)];
+			w->reg_val[__builtin_ctzll(m)] = value[__builtin_ctzll(m)];
 	} else {
 		w->known_regs = 0;
 		w->lost_regs |= (row->flags & SFB_ROW_MEMO) != 0;
@@ -341,6 +376,8 @@ static int apply_row(struct walker *w, const struct sfb_regs *r, bool topmost,
 	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
 	return 0;
 }
+
+/* ---- Finding a frame's row (the general path) ------------------------------- */
 
 /* The frame-pointer rule, as a row (arch.h): where the object has no row
  * for a PC and fp_allowed() says the rule may stand in.  The RA in a
@@ -381,54 +418,44 @@ static bool is_sigreturn(struct walker *w, uintptr_t pc, uintptr_t lo, uintptr_t
 	       !memcmp((const void *)pc, sfb_arch_sigreturn_code, sizeof code);
 }
 
-/* The registers the signal frame at sp saved (arch.h), copied word by
- * word through the walk's checked accessor into w->saved, which regs->all
- * then points at.  False if any word is unreadable.  Out of line: signal
- * frames are rare, and general_step() keeps its registers for the rest. */
-static __attribute__((noinline)) bool sigframe_regs(struct walker *w, uintptr_t sp,
-						   struct sfb_regs *regs)
-{
-	uintptr_t saved_at = sfb_arch_sigframe_saved_at(sp);
-	if (saved_at < sp)
-		return false;
-	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
-		if (!sfb_mem_read(&w->mem, saved_at + 8 * i, &w->saved.w[i]))
-			return false;
-	sfb_arch_from_saved(w->saved.w, regs);
-	return true;
-}
+/* A frame's row, as find_frame_row() found it. */
+struct frame_row {
+	/* The row to apply: &row, or the frame-pointer rule (unused for the
+	 * kernel's signal trampoline). */
+	const struct sfb_row *rule;
+	uint8_t source;     /* where rule came from (SFRAME_BT_FROM_...): how
+			       the caller is reached */
+	bool sigreturn;     /* the kernel's signal trampoline, which a handler
+			       returns to without a call: the caller's registers
+			       are in the signal frame above it */
+	bool caller_exact;  /* a row marked as a signal frame ('S'): as in
+			       DWARF, the PC it unwinds to was interrupted, not
+			       called */
+	bool is_frame;      /* with a stop reason: the PC is a frame all the
+			       same, written out before the walk stops */
+	struct sfb_row row; /* from the object's sources, the memo or arch.h */
+};
 
-/* Frames go to frames[], or only their PCs to pcs[] when frames is NULL. */
-static void emit_frame(struct walker *w, struct sframe_bt_frame *frames, void **pcs, int i,
-		       struct sframe_bt_frame f)
-{
-	if (frames)
-		frames[i] = f;
-	else
-		pcs[i] = (void *)f.pc;
-	if (i > 0)
-		trail_note(w, f.exact ? SFB_MEMO_EXACT(f.pc) : f.pc);
-}
-
-/* Find this frame's row and decide what kind of frame it is.  Return
- * addresses are looked up at pc - 1 and must follow a call instruction;
- * the kernel's signal trampoline, which a handler returns to without a
- * call, is recognised by its code.  *why_no_row: 0 when row was found,
- * else the stop reason.  A verified return address with a row of the common shape is
- * memoised for the fast path. */
-static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
-		    struct sfb_row *row, int *why_no_row, bool *is_signal)
+/* The row that object o gives for the frame at pc into f->row, or that the
+ * memo holds for it (an exact PC's, or an outermost return address's:
+ * rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the frame is the
+ * kernel's signal trampoline, recognised by its code.  Return addresses
+ * are looked up at pc - 1 and must follow a call instruction.  Returns 0,
+ * or the stop reason: no source has a row for pc (f->is_frame), or pc is
+ * not a return address (!f->is_frame). */
+static inline __attribute__((always_inline)) int
+row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
+		struct frame_row *f)
 {
 	uintptr_t key = exact ? pc : pc - 1;
 	uint32_t epoch = memo_epoch(w, o);
 	struct sfb_memo_row compiled;
-	*is_signal = false;
+	struct sfb_row *row = &f->row;
 	/* A memoised exact row is what the lines below gave last time: a row
 	 * of the common shape, which is no trampoline's. */
 	if (exact && w->use_memo && sfb_object_has_rows(o) &&
 	    sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &compiled)) {
 		sfb_memo_row_expand(&compiled, SFB_DWARF_SP, SFB_DWARF_FP, row);
-		*why_no_row = 0;
 		return 0;
 	}
 	/* A verified return address whose row marks the outermost frame
@@ -436,29 +463,111 @@ static int classify(struct walker *w, const struct sfb_object *o, uintptr_t pc, 
 	if (!exact && w->use_memo && sfb_object_has_rows(o) &&
 	    sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch), &compiled)) {
 		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
-		*why_no_row = 0;
 		return 0;
 	}
-	*why_no_row = sfb_object_row(o, key, w->flags, row);
-	if (*why_no_row || (row->flags & SFB_ROW_SIGNAL))
-		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
-	if (exact && !*why_no_row && !*is_signal && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &compiled))
-		sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &compiled);
-	if (exact || *is_signal)
-		return 0;
+	int why_no_row = sfb_object_row(o, key, w->flags, row);
+	if (why_no_row || (row->flags & SFB_ROW_SIGNAL))
+		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
+	if (exact || f->sigreturn)
+		return why_no_row;
 	if (!sfb_arch_is_return_address(pc, o->exec_lo, o->exec_hi)) {
 		/* A trampoline the toolchain described as a plain function
 		 * (binutils before 2.46 drop .cfi_signal_frame). */
-		*is_signal = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
-		return *is_signal ? 0 : SFRAME_BT_STOP_BAD_RA;
+		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
+		if (f->sigreturn)
+			return why_no_row;
+		f->is_frame = false;
+		return SFRAME_BT_STOP_BAD_RA;
 	}
-	if (!*why_no_row && sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &compiled))
-		sfb_memo_put(pc, epoch, &compiled);
-	else if (!*why_no_row && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
-					  SFB_ROW_OUTERMOST)
+	return why_no_row;
+}
+
+/* Memoise row, which object o gave for the frame at pc (exact: an exact PC,
+ * else a return address verified to follow a call), if it has the common
+ * shape (rowmemo.h), and an outermost return address's row as such. */
+static void memoise_row(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
+			const struct sfb_row *row)
+{
+	uint32_t epoch = memo_epoch(w, o);
+	struct sfb_memo_row compiled;
+	if (sfb_memo_row_of(row, SFB_DWARF_SP, SFB_DWARF_FP, &compiled)) {
+		if (exact)
+			sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &compiled);
+		else
+			sfb_memo_put(pc, epoch, &compiled);
+	} else if (!exact && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
+				     SFB_ROW_OUTERMOST) {
 		sfb_memo_put(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch),
 			     &(struct sfb_memo_row){ 0, 0, 0, 0 });
-	return 0;
+	}
+}
+
+/* The row for the frame at regs->pc, at a walk's position at, into *f:
+ * the object's (row_from_object(), memoised here when just looked up),
+ * corrected by the architecture in the topmost frame; where there is
+ * none, the architecture's row for a PLT stub, or the frame-pointer rule
+ * where allowed.  Or the kernel's signal trampoline, on a page of an
+ * object or of none.  Returns 0, or the stop reason, with f->is_frame if
+ * the PC is a frame all the same. */
+static inline __attribute__((always_inline)) int
+find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct position *at,
+	       struct frame_row *f)
+{
+	/* Return addresses point after the call; look up the call. */
+	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
+	const struct sfb_object *o;
+	f->rule = &f->row;
+	f->sigreturn = false;
+	f->caller_exact = false;
+	f->is_frame = true;
+	int stop = walk_object(w, lookup, &o);
+	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
+		/* A signal trampoline on a page no object holds (qemu-user
+		 * maps no vDSO; a kernel's on-stack trampoline). */
+		f->sigreturn = true;
+		return 0;
+	}
+	if (stop) {
+		/* An exact PC is a frame even outside any object (JIT code); an
+		 * unverifiable return address is not. */
+		f->is_frame = at->exact;
+		return stop;
+	}
+	int why_no_row = row_from_object(w, o, regs->pc, at->exact, f);
+	if (!f->is_frame)
+		return why_no_row;
+	if (f->sigreturn)
+		return 0;
+	if (!why_no_row) {
+		/* A row just looked up, not the memo's, and verified. */
+		if (!(f->row.flags & SFB_ROW_MEMO))
+			memoise_row(w, o, regs->pc, at->exact, &f->row);
+		f->caller_exact = (f->row.flags & SFB_ROW_SIGNAL) != 0;
+		if (at->topmost)
+			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &f->row);
+		f->source = f->row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
+						       : SFRAME_BT_FROM_SFRAME;
+		return 0;
+	}
+	if (at->topmost && at->exact && sfb_arch_in_plt_stub(regs->pc, o->exec_lo, o->exec_hi)) {
+		/* A PLT stub without unwind info (arch.h): the function entry's
+		 * row, its RA still in the link register. */
+		f->row = (struct sfb_row){
+			.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, SFB_ENTRY_CFA },
+			.ra = { SFB_LOC_SAME, 0, SFB_DWARF_RA, 0 },
+			.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
+		};
+		f->source = SFRAME_BT_FROM_LINK_REGISTER;
+		return 0;
+	}
+	if (fp_allowed(w, o)) {
+#if SFB_FP_RULE
+		f->rule = &fp_row;
+#endif
+		f->source = SFRAME_BT_FROM_FRAME_POINTER;
+		return 0;
+	}
+	return why_no_row;
 }
 
 /* ---- The fast path ---------------------------------------------------------- */
@@ -490,11 +599,11 @@ memo_find_and_hint(struct walker *w, const struct sfb_memo_entry *prev, uintptr_
 }
 
 /* The memo entry for the exact PC a walk starts at (a ucontext, or the
- * registers a signal frame saved), and its row: the row classify()
- * memoised last time the walk stopped there.  Such a row has the common
- * shape, so it is no trampoline's and needs no topmost-frame correction
- * (sfb_arch_fix_topmost_row() changes only PC-mask rows, never memoised):
- * the fast path applies it like a return address's. */
+ * registers a signal frame saved), and its row: the row memoise_row()
+ * kept the last time the general path found it.  Such a row has the
+ * common shape, so it is no trampoline's and needs no topmost-frame
+ * correction (sfb_arch_fix_topmost_row() changes only PC-mask rows, never
+ * memoised): the fast path applies it like a return address's. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
 {
@@ -511,23 +620,26 @@ memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo
 #define RA_SLOT(row) ((row).ra_slot)
 #endif
 
-/* The fast path: consecutive return addresses whose rows are memoised.
- * For each, SFB_MEMO_SP_CFA_BAD or SFB_MEMO_FP_CFA_BAD (rowmemo.h: the
- * safety condition and its proof), then the same computation as apply_row() for a row of that
- * shape.  Any doubt ends the run, leaving that frame to the general path.
- * When exact, the first PC is an exact PC, whose row is memoised under its
- * own key.  Returns the new frame count; *outermost when a return address
- * of 0 ended the walk.  A template: the named variants below instantiate
- * it with records and sample constant. */
-static inline __attribute__((always_inline)) int
-fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, void **pcs,
-	 int n, int size, bool exact, uint8_t *source, bool *outermost, int *cfi_frames,
-	 const bool records, const bool sample)
+/* The fast path: consecutive return addresses whose rows are memoised,
+ * from the walk's position at on, written to w's output.  For each,
+ * SFB_MEMO_SP_CFA_BAD or SFB_MEMO_FP_CFA_BAD (rowmemo.h: the safety
+ * condition and its proof), then the same computation as apply_row() for
+ * a row of that shape.  Any doubt ends the run, leaving that frame to the
+ * general path.  When at->exact, the first PC is an exact PC, whose row is
+ * memoised under its own key.  Returns whether it wrote any frame; then r
+ * and at are the caller's of the last, its frames counted in w->st, and
+ * r->pc is 0 when a return address of 0 ended the walk.  A template: the
+ * named variants below instantiate it with records and sample constant. */
+static inline __attribute__((always_inline)) bool
+fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool records,
+	 const bool sample)
 {
+	const int n = at->n;
+	bool exact = at->exact;
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN)
-		return n;
+		return false;
 	/* row and epoch have copies whose addresses the lookups take, so
 	 * that they themselves can stay in registers. */
 	struct sfb_memo_row found;
@@ -535,10 +647,10 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
 					       : memo_find_and_hint(w, NULL, pc, &found_epoch, &found);
 	if (!e)
-		return n;
+		return false;
 	struct sfb_memo_row row = found;
 	uint32_t epoch = found_epoch;
-	uint8_t src = *source;
+	uint8_t src = at->source;
 	/* The recall's trail: the entry the loop moves to is noted by its
 	 * pair, unless it is the same again; the first one, if the walk did
 	 * not start here, by trail_note().  In the loop, where the entry is
@@ -549,9 +661,11 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 	unsigned nt = w->ntrail;
 	int ncfi = 0;
 	/* Only the output in use: arithmetic on the NULL one is undefined. */
+	struct sframe_bt_frame *const frames = records ? w->frames : NULL;
+	void **const pcs = records ? NULL : w->pcs;
 	struct sframe_bt_frame *frame_out = records ? frames + n : NULL;
-	const struct sframe_bt_frame *frame_end = records ? frames + size : NULL;
-	void **pc_out = records ? NULL : pcs + n, **pc_end = records ? NULL : pcs + size;
+	const struct sframe_bt_frame *frame_end = records ? frames + w->size : NULL;
+	void **pc_out = records ? NULL : pcs + n, **pc_end = records ? NULL : pcs + w->size;
 	for (;;) {
 		uintptr_t cfa;
 		if (!(row.cfa_word & 1)) {
@@ -601,19 +715,22 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
 	}
 	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
 	w->ntrail = nt;
-	if (m > n) {
-		*outermost = pc == 0;
-		r->pc = pc;
-		r->sp = sp;
-		r->fp = fp;
-		r->all = NULL;
-		r->have_ra = false;
-		w->known_regs = 0;
-		w->lost_regs = true;
-		*source = records ? src : SFRAME_BT_FROM_SFRAME;
-		*cfi_frames = ncfi;
-	}
-	return m;
+	if (m == n)
+		return false;
+	r->pc = pc;
+	r->sp = sp;
+	r->fp = fp;
+	r->all = NULL;
+	r->have_ra = false;
+	w->known_regs = 0;
+	w->lost_regs = true;
+	at->n = m;
+	at->exact = false;
+	at->topmost = false;
+	at->source = records ? src : SFRAME_BT_FROM_SFRAME;
+	w->st->frames_sframe += m - n - ncfi;
+	w->st->frames_eh_frame += ncfi;
+	return true;
 }
 
 /* The variants, out of line: a sample's code is then one of these, a few
@@ -621,136 +738,97 @@ fast_run(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, v
  * next sample) and prefetch the stack; sframe_backtrace(), called in loops
  * on a stack its caller has just used, goes without.  Frame records always
  * do both: the richer call, rarely the hot one. */
-SFB_NO_ASAN static __attribute__((noinline)) int
-fast_pcs(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size, bool exact,
-	 uint8_t *source, bool *outermost, int *cfi_frames)
+SFB_NO_ASAN static __attribute__((noinline)) bool
+fast_pcs(struct walker *w, struct sfb_regs *r, struct position *at)
 {
-	return fast_run(w, r, NULL, pcs, n, size, exact, source, outermost, cfi_frames, false,
-			false);
+	return fast_run(w, r, at, false, false);
 }
 
-SFB_NO_ASAN static __attribute__((noinline)) int
-fast_pcs_sample(struct walker *w, struct sfb_regs *r, void **pcs, int n, int size,
-		bool exact, uint8_t *source, bool *outermost, int *cfi_frames)
+SFB_NO_ASAN static __attribute__((noinline)) bool
+fast_pcs_sample(struct walker *w, struct sfb_regs *r, struct position *at)
 {
-	return fast_run(w, r, NULL, pcs, n, size, exact, source, outermost, cfi_frames, false,
-			true);
+	return fast_run(w, r, at, false, true);
 }
 
-SFB_NO_ASAN static __attribute__((noinline)) int
-fast_records(struct walker *w, struct sfb_regs *r, struct sframe_bt_frame *frames, int n,
-	     int size, bool exact, uint8_t *source, bool *outermost, int *cfi_frames)
+SFB_NO_ASAN static __attribute__((noinline)) bool
+fast_records(struct walker *w, struct sfb_regs *r, struct position *at)
 {
-	return fast_run(w, r, frames, NULL, n, size, exact, source, outermost, cfi_frames, true,
-			true);
+	return fast_run(w, r, at, true, true);
 }
 
-/* ---- The general path ------------------------------------------------------ */
+/* ---- The general step ------------------------------------------------------- */
 
-/* Where a walk is between steps. */
-struct position {
-	int n;          /* frames written */
-	bool sp_low;    /* regs->sp is only a lower bound of the real SP: after a
-			   frame-pointer step where the frame record need not
-			   sit at the top of the frame (!SFB_FP_CFA_EXACT) */
-	bool exact;     /* regs->pc is an exact PC, not a return address */
-	bool topmost;   /* the frame is the first of its context: the walk's
-			   first, or the one a signal frame's registers give
-			   (its CFA may equal SP; arch.h's topmost-frame rows) */
-	uint8_t source; /* how this frame was reached (SFRAME_BT_FROM_...) */
-	int signals;    /* signal frames crossed */
-};
+/* The registers the signal frame at sp saved (arch.h), copied word by
+ * word through the walk's checked accessor into w->saved, which regs->all
+ * then points at.  False if any word is unreadable.  Out of line: signal
+ * frames are rare, and general_step() keeps its registers for the rest. */
+static __attribute__((noinline)) bool sigframe_regs(struct walker *w, uintptr_t sp,
+						   struct sfb_regs *regs)
+{
+	uintptr_t saved_at = sfb_arch_sigframe_saved_at(sp);
+	if (saved_at < sp)
+		return false;
+	for (unsigned i = 0; i < SFB_SAVED_WORDS; i++)
+		if (!sfb_mem_read(&w->mem, saved_at + 8 * i, &w->saved.w[i]))
+			return false;
+	sfb_arch_from_saved(w->saved.w, regs);
+	return true;
+}
 
-/* One step by the general path: the frame at regs->pc is looked up from
- * scratch, written out, and its caller's registers replace regs.  0 to go
- * on, else the stop reason.  Out of line: a sample whose frames are all
- * memoised never comes here. */
+/* Write frame f as the walk's frame i (to w->frames[], or only its PC to
+ * w->pcs[]) and note it for the recall. */
+static void emit_frame(struct walker *w, int i, struct sframe_bt_frame f)
+{
+	if (w->frames)
+		w->frames[i] = f;
+	else
+		w->pcs[i] = (void *)f.pc;
+	if (i > 0)
+		trail_note(w, f.exact ? SFB_MEMO_EXACT(f.pc) : f.pc);
+}
+
+/* One step by the general path: the frame at regs->pc is written out, its
+ * row found and applied (or the signal frame above a trampoline crossed),
+ * and counted; its caller's registers replace regs.  0 to go on, else the
+ * stop reason.  Out of line: a sample whose frames are all memoised never
+ * comes here. */
 static __attribute__((noinline)) int
-general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
-	     struct sframe_bt_frame *frames, void **pcs, struct sframe_bt_status *st)
+general_step(struct walker *w, struct sfb_regs *regs, struct position *at)
 {
-	/* Return addresses point after the call; look up the call. */
-	uintptr_t lookup = at->exact ? regs->pc : regs->pc - 1;
-	const struct sfb_object *o;
-	struct sfb_row row;
-	int why_no_row = SFRAME_BT_STOP_NO_OBJECT;
-	bool is_signal = false;
-	int stop = walk_object(w, lookup, &o);
-	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
-		/* A signal trampoline on a page no object holds (qemu-user
-		 * maps no vDSO; a kernel's on-stack trampoline). */
-		is_signal = true;
-	} else if (stop) {
-		/* An exact PC is a frame even outside any object (JIT code); an
-		 * unverifiable return address is not. */
-		if (at->exact)
-			emit_frame(w, frames, pcs, at->n++, (struct sframe_bt_frame){
-				.pc = regs->pc, .source = at->source, .exact = 1 });
+	struct frame_row f;
+	int stop = find_frame_row(w, regs, at, &f);
+	if (stop && !f.is_frame)
 		return stop;
-	} else {
-		stop = classify(w, o, regs->pc, at->exact, &row, &why_no_row, &is_signal);
-		if (stop)
-			return stop;
-	}
-	/* A row marked as a signal frame ('S') is applied like any other but,
-	 * as in DWARF, the PC it unwinds to was interrupted, not called. */
-	bool next_exact = !why_no_row && (row.flags & SFB_ROW_SIGNAL);
-	emit_frame(w, frames, pcs, at->n, (struct sframe_bt_frame){
+	emit_frame(w, at->n, (struct sframe_bt_frame){
 		.pc = regs->pc, .source = at->source, .exact = at->exact });
 	at->n++;
-	if (is_signal) {
+	if (stop)
+		return stop;
+	if (f.sigreturn) {
 		if (++at->signals > MAX_SIGNAL_FRAMES ||
 		    !sigframe_regs(w, regs->sp, regs))
 			return SFRAME_BT_STOP_UNREADABLE;
 		at->exact = true;
 		at->topmost = true;
 		at->source = SFRAME_BT_FROM_SIGNAL_FRAME;
-		st->frames_signal++;
-		if (frames)
-			frames[at->n - 1].cfa = regs->sp;
+		w->st->frames_signal++;
+		if (w->frames)
+			w->frames[at->n - 1].cfa = regs->sp;
 		return regs->pc == 0 ? SFRAME_BT_STOP_BAD_RA : 0;
 	}
-	const struct sfb_row *rule = &row;
-	if (!why_no_row) {
-		if (at->topmost)
-			sfb_arch_fix_topmost_row(regs->pc, o->exec_lo, o->exec_hi, &row);
-		at->source = row.flags & SFB_ROW_CFI ? SFRAME_BT_FROM_EH_FRAME
-						     : SFRAME_BT_FROM_SFRAME;
-	} else if (at->topmost && at->exact &&
-		   sfb_arch_in_plt_stub(regs->pc, o->exec_lo, o->exec_hi)) {
-		/* A PLT stub without unwind info (arch.h): the function entry's
-		 * row, its RA still in the link register. */
-		row = (struct sfb_row){
-			.cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, SFB_ENTRY_CFA },
-			.ra = { SFB_LOC_SAME, 0, SFB_DWARF_RA, 0 },
-			.fp = { SFB_LOC_SAME, 0, SFB_DWARF_FP, 0 },
-		};
-		why_no_row = 0;
-		at->source = SFRAME_BT_FROM_LINK_REGISTER;
-	} else if (fp_allowed(w, o)) {
-#if SFB_FP_RULE
-		rule = &fp_row;
-#endif
-		at->source = SFRAME_BT_FROM_FRAME_POINTER;
-	} else {
-		return why_no_row;
-	}
-	/* A rule based on SP is unusable while SP is only a lower bound. */
-	if (at->sp_low && rule->cfa.kind == SFB_LOC_EXPR && rule->cfa.reg == SFB_DWARF_SP)
-		return SFRAME_BT_STOP_UNSAFE_RULE;
 	struct step next;
-	stop = apply_row(w, regs, at->topmost, rule, &next);
+	stop = apply_row(w, regs, at, f.rule, &next);
 	if (stop)
 		return stop;
-	at->sp_low = !SFB_FP_CFA_EXACT && rule != &row;
-	if (frames)
-		frames[at->n - 1].cfa = next.cfa;
-	if (at->source == SFRAME_BT_FROM_SFRAME)
-		st->frames_sframe++;
-	else if (at->source == SFRAME_BT_FROM_EH_FRAME)
-		st->frames_eh_frame++;
-	else if (at->source == SFRAME_BT_FROM_FRAME_POINTER)
-		st->frames_fp++;
+	at->sp_low = !SFB_FP_CFA_EXACT && f.rule != &f.row;
+	if (w->frames)
+		w->frames[at->n - 1].cfa = next.cfa;
+	if (f.source == SFRAME_BT_FROM_SFRAME)
+		w->st->frames_sframe++;
+	else if (f.source == SFRAME_BT_FROM_EH_FRAME)
+		w->st->frames_eh_frame++;
+	else if (f.source == SFRAME_BT_FROM_FRAME_POINTER)
+		w->st->frames_fp++;
 	if (next.pc == 0)
 		return SFRAME_BT_STOP_OUTERMOST;
 	regs->pc = next.pc;
@@ -758,8 +836,9 @@ general_step(struct walker *w, struct sfb_regs *regs, struct position *at,
 	regs->fp = next.fp;
 	regs->all = NULL;
 	regs->have_ra = false;
-	at->exact = next_exact;
+	at->exact = f.caller_exact;
 	at->topmost = false;
+	at->source = f.source;
 	return 0;
 }
 
@@ -782,6 +861,10 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	     void **pcs, int size, unsigned flags, struct sframe_bt_status *st)
 {
 	struct walker w;
+	w.frames = frames;
+	w.pcs = pcs;
+	w.size = size;
+	w.st = st;
 	w.nobj = w.last_hit = w.nreplaced = 0;
 	w.flags = flags;
 	w.epoch_add = (flags & SFRAME_BT_NO_EH_FRAME) ? 1 : 0;
@@ -820,29 +903,18 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			st->stop = SFRAME_BT_STOP_BUFFER_FULL;
 			break;
 		}
-		bool outermost = false;
-		int ncfi = 0;
 		/* Memoised rows may be based on SP: not while it is a bound. */
-		int m = !w.use_memo || !w.mem.nwin || at.sp_low ? at.n
-			: frames ? fast_records(&w, regs, frames, at.n, size, at.exact, &at.source,
-						&outermost, &ncfi)
-			: exact	 ? fast_pcs_sample(&w, regs, pcs, at.n, size, at.exact, &at.source,
-						   &outermost, &ncfi)
-				 : fast_pcs(&w, regs, pcs, at.n, size, at.exact, &at.source,
-					    &outermost, &ncfi);
-		if (m > at.n) {
-			st->frames_sframe += m - at.n - ncfi;
-			st->frames_eh_frame += ncfi;
-			at.n = m;
-			at.exact = false;
-			at.topmost = false;
-			if (outermost) {
+		if (w.use_memo && w.mem.nwin && !at.sp_low &&
+		    (frames  ? fast_records(&w, regs, &at)
+		     : exact ? fast_pcs_sample(&w, regs, &at)
+			     : fast_pcs(&w, regs, &at))) {
+			if (regs->pc == 0) {
 				st->stop = SFRAME_BT_STOP_OUTERMOST;
 				break;
 			}
 			continue;
 		}
-		int stop = general_step(&w, regs, &at, frames, pcs, st);
+		int stop = general_step(&w, regs, &at);
 		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.use_memo) {
 			*regs = start;
 			at = (struct position){ 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };

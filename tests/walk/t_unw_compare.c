@@ -28,8 +28,6 @@
  * through a PLT goes through ld.so's lazy-binding resolver and symbol
  * lookup, sampled and compared the same way. */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,23 +36,18 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 
+#define UNW_CMP_NF 48 /* frames per walk */
 #include "sig_install.h"
+#include "unw_compare.h"
 #include "walk_common.h"
 
-#define NF 48         /* frames per walk */
 #define NTHREADS 4
 #define MAXSAMPLES 12000
 
 struct sample {
 	int thread;
 	int from_timer; /* SI_TIMER: the thread's CPU timer; else tgkill() */
-	int n_sfb, n_unw;
-	int unw_end; /* last unw_step() result: 0 end of stack, < 0 error */
-	int unw_init;
-	struct sframe_bt_status st;
-	uintptr_t sfb_pc[NF], sfb_cfa[NF];
-	uint8_t sfb_src[NF];
-	uintptr_t unw_pc[NF], unw_sp[NF];
+	struct unw_stacks cmp;
 };
 
 static struct sample *samples;
@@ -77,31 +70,10 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	s->thread = self_idx;
 	s->from_timer = si && si->si_code == SI_TIMER;
 
-	struct sframe_bt_frame f[NF];
-	s->n_sfb = sframe_backtrace_ex(ucv, f, NF, 0, &s->st);
-	for (int k = 0; k < s->n_sfb; k++) {
-		s->sfb_pc[k] = f[k].pc;
-		s->sfb_cfa[k] = f[k].cfa;
-		s->sfb_src[k] = f[k].source;
-	}
-
-	unw_cursor_t c;
-	s->unw_init = unw_init_local2(&c, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME);
-	s->n_unw = 0;
-	s->unw_end = 1;
-	if (s->unw_init < 0)
-		goto out;
-	while (s->n_unw < NF) {
-		unw_word_t ip = 0, sp = 0;
-		unw_get_reg(&c, UNW_REG_IP, &ip);
-		unw_get_reg(&c, UNW_REG_SP, &sp);
-		s->unw_pc[s->n_unw] = ip;
-		s->unw_sp[s->n_unw] = sp;
-		s->n_unw++;
-		s->unw_end = unw_step(&c);
-		if (s->unw_end <= 0)
-			break;
-	}
+	struct sframe_bt_frame f[UNW_CMP_NF];
+	unw_cmp_walk_sfb(&s->cmp, ucv, f);
+	unw_cmp_keep_sfb(&s->cmp, f);
+	unw_cmp_walk_unw(&s->cmp, ucv);
 out:
 	errno = saved;
 }
@@ -289,10 +261,13 @@ static void print_frame(const char *who, int k, uintptr_t pc, uintptr_t cfa, int
 	printf("\n");
 }
 
-static const char *src_name(int s)
+/* Both stacks, sframebt's then libunwind's, a frame a line. */
+static void print_stacks(const struct unw_stacks *w)
 {
-	static const char *const n[] = { "context", "sframe", "fp", "signal", "lr", "eh_frame" };
-	return s >= 0 && s < 6 ? n[s] : "?";
+	for (int k = 0; k < w->n_sfb; k++)
+		print_frame("sframebt ", k, w->sfb_pc[k], w->sfb_cfa[k], w->sfb_src[k]);
+	for (int k = 0; k < w->n_unw; k++)
+		print_frame("libunwind", k, w->unw_pc[k], unw_cmp_unw_cfa(w, k), -1);
 }
 
 /* ld.so's lazy-binding resolver takes its CFA from rbx (rbx + 32): below
@@ -300,44 +275,10 @@ static const char *src_name(int s)
  * register, the walker must still know rbx.  A sample that stops with
  * unsafe-rule in ld.so where libunwind goes on (sframebt's frames a
  * prefix of libunwind's) is counted apart, and fails the test. */
-static bool resolver_stop(const struct sample *s)
+static bool resolver_stop(const struct unw_stacks *w)
 {
-	return s->st.stop == SFRAME_BT_STOP_UNSAFE_RULE && in_obj(&w_ldso, s->st.stop_pc) &&
-	       s->n_sfb < s->n_unw;
-}
-
-/* Compare one sample; returns NULL when equal, else the reason. */
-static const char *compare(const struct sample *s, int *at)
-{
-	*at = -1;
-	if (s->unw_init < 0)
-		return "libunwind could not start";
-	int n = s->n_sfb < s->n_unw ? s->n_sfb : s->n_unw;
-	for (int k = 0; k < n; k++)
-		if (s->sfb_pc[k] != s->unw_pc[k]) {
-			*at = k;
-			return "different PC";
-		}
-	/* libunwind's SP of frame k+1 is the CFA of frame k. */
-	for (int k = 0; k + 1 < n; k++)
-		if (s->sfb_cfa[k] != s->unw_sp[k + 1]) {
-			*at = k;
-			return "different CFA";
-		}
-	if (s->n_sfb < s->n_unw) {
-		*at = n;
-		return "sframebt stopped earlier";
-	}
-	if (s->n_sfb > s->n_unw) {
-		*at = n;
-		return "libunwind stopped earlier";
-	}
-	/* Same frames: both must also agree that the stack ended there. */
-	if (s->st.stop != SFRAME_BT_STOP_OUTERMOST && s->n_sfb < NF)
-		return "sframebt did not reach the outermost frame";
-	if (s->unw_end != 0 && s->n_unw < NF)
-		return "libunwind ended with an error";
-	return NULL;
+	return w->st.stop == SFRAME_BT_STOP_UNSAFE_RULE && in_obj(&w_ldso, w->st.stop_pc) &&
+	       w->n_sfb < w->n_unw;
 }
 
 int main(int argc, char **argv)
@@ -358,17 +299,7 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
-	/* libunwind and sframebt both describe objects lazily; give both the
-	 * chance in normal context first (neither needs it). */
-	sframe_backtrace_warmup();
-	{
-		unw_context_t uc;
-		unw_cursor_t c;
-		unw_getcontext(&uc);
-		unw_init_local(&c, &uc);
-		while (unw_step(&c) > 0)
-			;
-	}
+	unw_cmp_warmup();
 
 	sig_install(SIGPROF, on_prof, SA_RESTART);
 	sig_install(SIGUSR2, on_usr2, SA_RESTART);
@@ -424,58 +355,52 @@ int main(int argc, char **argv)
 	int maxdepth = 0;
 	for (unsigned i = 0; i < ns; i++) {
 		const struct sample *s = &samples[i];
+		const struct unw_stacks *w = &s->cmp;
 		int at;
-		const char *why = compare(s, &at);
-		stops[s->st.stop & 15]++;
+		enum unw_cmp_diff d = unw_cmp(w, &at);
+		const char *why = unw_cmp_reason(d);
+		stops[w->st.stop & 15]++;
 		timer += s->from_timer != 0;
-		if (s->n_sfb > 0 && in_sys(s->sfb_pc[0]))
+		if (w->n_sfb > 0 && in_sys(w->sfb_pc[0]))
 			sys0++;
-		if (s->n_sfb > 0) {
-			uintptr_t pc = s->sfb_pc[0];
+		if (w->n_sfb > 0) {
+			uintptr_t pc = w->sfb_pc[0];
 			where0[in_libc(pc) ? 0 : in_obj(&w_ldso, pc) ? 1 : in_obj(&vdso, pc) ? 2
 			       : in_obj(&exe, pc) ? 3 : 4]++;
 		}
-		for (int k = 1; k < s->n_sfb; k++) {
-			by_src[s->sfb_src[k] < 6 ? s->sfb_src[k] : 0]++;
-			sys_frames += in_sys(s->sfb_pc[k] - 1);
+		for (int k = 1; k < w->n_sfb; k++) {
+			by_src[w->sfb_src[k] < 6 ? w->sfb_src[k] : 0]++;
+			sys_frames += in_sys(w->sfb_pc[k] - 1);
 		}
-		frames += (unsigned long)s->n_sfb;
-		if (s->n_sfb > maxdepth)
-			maxdepth = s->n_sfb;
-		if (!why) {
+		frames += (unsigned long)w->n_sfb;
+		if (w->n_sfb > maxdepth)
+			maxdepth = w->n_sfb;
+		if (d == UNW_CMP_EQUAL) {
 			equal++;
-			crossed += s->st.frames_signal > 0;
-			main_equal += s->thread == NTHREADS && s->n_sfb > 1 &&
-				      in_start(s->sfb_pc[s->n_sfb - 1] - 1);
+			crossed += w->st.frames_signal > 0;
+			main_equal += s->thread == NTHREADS && w->n_sfb > 1 &&
+				      in_start(w->sfb_pc[w->n_sfb - 1] - 1);
 			continue;
 		}
-		if (why && !strcmp(why, "sframebt stopped earlier") && resolver_stop(s)) {
+		if (d == UNW_CMP_SFB_EARLIER && resolver_stop(w)) {
 			if (++known > 1)
 				continue;
 			printf("# sample %u, the first stopped at the resolver: sframebt %d frames, "
-			       "stop %s at %#lx; libunwind %d frames\n", i, s->n_sfb,
-			       sframe_bt_stop_name(s->st.stop), (unsigned long)s->st.stop_pc, s->n_unw);
-			for (int k = 0; k < s->n_sfb; k++)
-				print_frame("sframebt ", k, s->sfb_pc[k], s->sfb_cfa[k], s->sfb_src[k]);
-			for (int k = 0; k < s->n_unw; k++)
-				print_frame("libunwind", k, s->unw_pc[k],
-					    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
+			       "stop %s at %#lx; libunwind %d frames\n", i, w->n_sfb,
+			       sframe_bt_stop_name(w->st.stop), (unsigned long)w->st.stop_pc, w->n_unw);
+			print_stacks(w);
 			continue;
 		}
 		differ++;
 		/* every disagreement, with both stacks for the first 200 */
 		printf("# sample %u (thread %d, %s) differs: %s at frame %d; sframebt %d frames, "
 		       "stop %s at %#lx; libunwind %d frames, last unw_step %d\n",
-		       i, s->thread, s->from_timer ? "CPU timer" : "tgkill", why, at, s->n_sfb,
-		       sframe_bt_stop_name(s->st.stop), (unsigned long)s->st.stop_pc, s->n_unw,
-		       s->unw_end);
+		       i, s->thread, s->from_timer ? "CPU timer" : "tgkill", why, at, w->n_sfb,
+		       sframe_bt_stop_name(w->st.stop), (unsigned long)w->st.stop_pc, w->n_unw,
+		       w->unw_end);
 		if (++printed > 200)
 			continue;
-		for (int k = 0; k < s->n_sfb; k++)
-			print_frame("sframebt ", k, s->sfb_pc[k], s->sfb_cfa[k], s->sfb_src[k]);
-		for (int k = 0; k < s->n_unw; k++)
-			print_frame("libunwind", k, s->unw_pc[k],
-				    k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0, -1);
+		print_stacks(w);
 	}
 	printf("# %s%u samples from %d threads and main (%u from CPU timers, %u of %u tgkill()s; "
 	       "%ld work loops, %.1f s): %u equal, %u differing, %u stopped at the resolver; %lu "
@@ -488,7 +413,7 @@ int main(int argc, char **argv)
 	printf("# sframebt frame sources after frame 0:");
 	for (int k = 1; k < 6; k++)
 		if (by_src[k])
-			printf(" %s %u", src_name(k), by_src[k]);
+			printf(" %s %u", unw_cmp_src_name(k), by_src[k]);
 	printf("; stops:");
 	for (int k = 0; k < 16; k++)
 		if (stops[k])

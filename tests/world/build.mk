@@ -3,7 +3,8 @@
 # linked with libunwind.  probe.c links last: its constructor, which starts
 # sampling, runs after the library's own.
 WORLD_PROBE := $(B)/tests/world/probe.so
-$(WORLD_PROBE): tests/world/probe.c $(PIC_OBJS) backtrace.h
+$(WORLD_PROBE): tests/world/probe.c tests/lib/unw_compare.h tests/lib/sig_install.h \
+		$(PIC_OBJS) backtrace.h
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -I. $(SFRAME_AS) $(PIC_OBJS) $< -o $@ \
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -I. -Itests/lib $(SFRAME_AS) $(PIC_OBJS) $< -o $@ \
 		-ldl -lpthread -lunwind

@@ -20,10 +20,10 @@
  *
  * When the process ends (the destructor, an interposed _exit()/_Exit(),
  * or an interposed exec function (execve, execv, execvp, execvpe, execl,
- * execlp, execle) about to replace the image),
- * every sample is compared as tests/t_unw_compare.c compares (see
- * compare()) and one result file is written: DIR/PID.txt (PID.N.txt if
- * the name is taken).  Nothing is written to stdout or stderr: programs
+ * execlp, execle) about to replace the image), every sample is compared
+ * as tests/walk/t_unw_compare.c compares (the rule in
+ * tests/lib/unw_compare.h) and one result file is written: DIR/PID.txt
+ * (PID.N.txt if the name is taken).  Nothing is written to stdout or stderr: programs
  * close them or use them for their output.  A process killed by a signal
  * writes nothing.  A vfork() child (posix_spawn, libiberty's pex) shares
  * its parent's memory and has no timer: it never writes, and its own
@@ -40,9 +40,6 @@
  *   c SFB_NS UNW_NS                     one per compared sample
  *   # ...                               both stacks of the first differing samples */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -60,9 +57,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#define UNW_CMP_NF 128   /* frames per walk */
 #include "backtrace.h"
+#include "sig_install.h"
+#include "unw_compare.h"
 
-#define NF 128           /* frames per walk */
 #define MAXSAMPLES 16384 /* per process */
 #define IDLE_EVERY 10    /* record one idle tick in this many */
 #define EXPLAIN 4        /* differing samples shown with both stacks */
@@ -75,14 +74,8 @@ struct sample {
 	int tid;
 	uint8_t unw_first; /* libunwind walked first */
 	uint8_t idle;
-	int16_t n_sfb, n_unw;
-	int unw_end;  /* last unw_step() result: 0 end of stack, < 0 error */
-	int unw_init; /* unw_init_local2() result */
 	uint32_t ns_sfb, ns_unw;
-	struct sframe_bt_status st;
-	uintptr_t sfb_pc[NF], sfb_cfa[NF];
-	uint8_t sfb_src[NF], sfb_exact[NF];
-	uintptr_t unw_pc[NF], unw_sp[NF];
+	struct unw_stacks cmp;
 };
 
 static struct sample *samples;
@@ -181,84 +174,21 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	s->idle = idle;
 	s->unw_first = i & 1;
 
-	struct sframe_bt_frame f[NF];
-	unw_cursor_t c;
+	struct sframe_bt_frame f[UNW_CMP_NF];
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 		if (pass == s->unw_first) {
-			s->n_sfb = (int16_t)sframe_backtrace_ex(uc, f, NF, 0, &s->st);
+			unw_cmp_walk_sfb(&s->cmp, uc, f);
 			s->ns_sfb = (uint32_t)(now_ns(CLOCK_MONOTONIC) - t0);
-			continue;
+		} else {
+			unw_cmp_walk_unw(&s->cmp, uc);
+			s->ns_unw = (uint32_t)(now_ns(CLOCK_MONOTONIC) - t0);
 		}
-		int n = 0;
-		s->unw_end = 1;
-		s->unw_init = unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME);
-		if (s->unw_init >= 0)
-			while (n < NF) {
-				unw_word_t ip = 0, sp = 0;
-				unw_get_reg(&c, UNW_REG_IP, &ip);
-				unw_get_reg(&c, UNW_REG_SP, &sp);
-				s->unw_pc[n] = ip;
-				s->unw_sp[n] = sp;
-				n++;
-				s->unw_end = unw_step(&c);
-				if (s->unw_end <= 0)
-					break;
-			}
-		s->n_unw = (int16_t)n;
-		s->ns_unw = (uint32_t)(now_ns(CLOCK_MONOTONIC) - t0);
 	}
-	for (int k = 0; k < s->n_sfb; k++) {
-		s->sfb_pc[k] = f[k].pc;
-		s->sfb_cfa[k] = f[k].cfa;
-		s->sfb_src[k] = f[k].source;
-		s->sfb_exact[k] = f[k].exact;
-	}
+	unw_cmp_keep_sfb(&s->cmp, f);
 	atomic_store_explicit(&s->done, 1, memory_order_release);
 out:
 	errno = saved;
-}
-
-/* ---- Comparison, as tests/t_unw_compare.c does -------------------------- */
-
-/* Returns NULL when equal, else the reason; *at is the first frame that
- * differs.  Equal means: the same number of frames, the same PCs (frame 0
- * the interrupted PC, then return addresses as both report them), the same
- * CFAs (libunwind's SP of frame k+1 is frame k's CFA; the last frame's CFA
- * has nothing to be checked against), and both walks ended at the end of
- * the stack: sframebt's stop outermost, libunwind's last unw_step() 0 (the
- * final frame, _start or clone3, whose CFI marks the return address
- * undefined, is reported by both).  Two walks that both filled NF frames
- * are equal if those frames are. */
-static const char *compare(const struct sample *s, int *at)
-{
-	*at = -1;
-	if (s->unw_init < 0)
-		return "libunwind could not start";
-	int n = s->n_sfb < s->n_unw ? s->n_sfb : s->n_unw;
-	for (int k = 0; k < n; k++)
-		if (s->sfb_pc[k] != s->unw_pc[k]) {
-			*at = k;
-			return "different PC";
-		}
-	for (int k = 0; k + 1 < n; k++)
-		if (s->sfb_cfa[k] != s->unw_sp[k + 1]) {
-			*at = k;
-			return "different CFA";
-		}
-	if (s->n_sfb < s->n_unw) {
-		*at = n;
-		return "sframebt stopped earlier";
-	}
-	if (s->n_sfb > s->n_unw) {
-		*at = n;
-		return "libunwind stopped earlier";
-	}
-	if (s->st.stop != SFRAME_BT_STOP_OUTERMOST && s->n_sfb < NF)
-		return "sframebt did not reach the outermost frame";
-	if (s->unw_end != 0 && s->n_unw < NF)
-		return "libunwind ended with an error";
-	return NULL;
 }
 
 /* ---- Result file: a buffered writer, no stdio, no allocation ------------ */
@@ -321,47 +251,42 @@ static void where(uintptr_t pc, int is_ra, char *buf, size_t size)
 		 obj, (unsigned long)(sym.object[0] ? sym.object_offset + (look != pc) : pc));
 }
 
-static const char *src_name(int s)
+static void explain(unsigned i, const struct sample *s, enum unw_cmp_diff d, int at)
 {
-	static const char *const n[] = { "context", "sframe", "fp", "signal", "lr", "eh_frame" };
-	return s >= 0 && s < 6 ? n[s] : "?";
-}
-
-static void explain(unsigned i, const struct sample *s, const char *why, int at)
-{
+	const struct unw_stacks *c = &s->cmp;
 	char line[512], w[256];
-	where(s->st.stop_pc, 0, w, sizeof w);
+	where(c->st.stop_pc, 0, w, sizeof w);
 	out("# sample %u (thread %d%s) differs: %s at frame %d; sframebt %d frames, stop %s at "
 	    "%#lx %s; libunwind %d frames, last unw_step %d\n",
-	    i, s->tid, s->idle ? ", idle" : "", why, at, s->n_sfb, sframe_bt_stop_name(s->st.stop),
-	    (unsigned long)s->st.stop_pc, w, s->n_unw, s->unw_end);
-	for (int k = 0; k < s->n_sfb; k++) {
-		sframe_format_frame(k, s->sfb_pc[k], !s->sfb_exact[k], line, sizeof line);
-		out("#   sframebt  %s cfa %#lx %s\n", line, (unsigned long)s->sfb_cfa[k],
-		    src_name(s->sfb_src[k]));
+	    i, s->tid, s->idle ? ", idle" : "", unw_cmp_reason(d), at, c->n_sfb,
+	    sframe_bt_stop_name(c->st.stop), (unsigned long)c->st.stop_pc, w, c->n_unw, c->unw_end);
+	for (int k = 0; k < c->n_sfb; k++) {
+		sframe_format_frame(k, c->sfb_pc[k], !c->sfb_exact[k], line, sizeof line);
+		out("#   sframebt  %s cfa %#lx %s\n", line, (unsigned long)c->sfb_cfa[k],
+		    unw_cmp_src_name(c->sfb_src[k]));
 	}
-	for (int k = 0; k < s->n_unw; k++) {
+	for (int k = 0; k < c->n_unw; k++) {
 		/* frame k's exactness as sframebt saw it where the PCs agree */
-		int exact = k == 0 || (k < s->n_sfb && s->sfb_pc[k] == s->unw_pc[k] &&
-				       s->sfb_exact[k]);
-		sframe_format_frame(k, s->unw_pc[k], !exact, line, sizeof line);
-		out("#   libunwind %s cfa %#lx\n", line,
-		    (unsigned long)(k + 1 < s->n_unw ? s->unw_sp[k + 1] : 0));
+		int exact = k == 0 || (k < c->n_sfb && c->sfb_pc[k] == c->unw_pc[k] &&
+				       c->sfb_exact[k]);
+		sframe_format_frame(k, c->unw_pc[k], !exact, line, sizeof line);
+		out("#   libunwind %s cfa %#lx\n", line, (unsigned long)unw_cmp_unw_cfa(c, k));
 	}
 }
 
-/* The first differing sample's signature: what went wrong and where. */
-static void signature(const struct sample *s, const char *why, int at, char *buf, size_t size)
+/* A differing sample's signature: what went wrong and where. */
+static void signature(const struct sample *s, enum unw_cmp_diff d, int at, char *buf,
+		      size_t size)
 {
+	const struct unw_stacks *c = &s->cmp;
 	char w[256] = "-";
-	if (!strcmp(why, "sframebt stopped earlier") ||
-	    !strcmp(why, "sframebt did not reach the outermost frame"))
-		where(s->st.stop_pc, 0, w, sizeof w);
-	else if (at >= 0 && at < s->n_sfb)
-		where(s->sfb_pc[at], !s->sfb_exact[at], w, sizeof w);
-	else if (at >= 0 && at < s->n_unw)
-		where(s->unw_pc[at], at > 0, w, sizeof w);
-	snprintf(buf, size, "%s|%s|%s", why, sframe_bt_stop_name(s->st.stop), w);
+	if (d == UNW_CMP_SFB_EARLIER || d == UNW_CMP_SFB_NOT_OUTER)
+		where(c->st.stop_pc, 0, w, sizeof w);
+	else if (at >= 0 && at < c->n_sfb)
+		where(c->sfb_pc[at], !c->sfb_exact[at], w, sizeof w);
+	else if (at >= 0 && at < c->n_unw)
+		where(c->unw_pc[at], at > 0, w, sizeof w);
+	snprintf(buf, size, "%s|%s|%s", unw_cmp_reason(d), sframe_bt_stop_name(c->st.stop), w);
 }
 
 static void sort_u32(uint32_t *a, unsigned n)
@@ -441,14 +366,14 @@ static void dump(const char *end)
 			continue;
 		}
 		int at;
-		const char *why = compare(s, &at);
-		stops[s->st.stop & 15]++;
+		enum unw_cmp_diff d = unw_cmp(&s->cmp, &at);
+		stops[s->cmp.st.stop & 15]++;
 		if (cs) {
 			cs[nc] = s->ns_sfb;
 			cu[nc] = s->ns_unw;
 		}
 		nc++;
-		if (!why) {
+		if (d == UNW_CMP_EQUAL) {
 			equal++;
 			continue;
 		}
@@ -474,10 +399,11 @@ static void dump(const char *end)
 	for (unsigned i = 0; i < ns; i++) {
 		const struct sample *s = &samples[i];
 		int at;
-		const char *why;
-		if (!atomic_load_explicit(&s->done, memory_order_acquire) || !(why = compare(s, &at)))
+		enum unw_cmp_diff d;
+		if (!atomic_load_explicit(&s->done, memory_order_acquire) ||
+		    (d = unw_cmp(&s->cmp, &at)) == UNW_CMP_EQUAL)
 			continue;
-		signature(s, why, at, text, sizeof text);
+		signature(s, d, at, text, sizeof text);
 		out("d %s\n", text);
 	}
 	for (unsigned i = 0; i < ns; i++) {
@@ -488,10 +414,11 @@ static void dump(const char *end)
 	for (unsigned i = 0; i < ns && explained < EXPLAIN; i++) {
 		const struct sample *s = &samples[i];
 		int at;
-		const char *why;
-		if (!atomic_load_explicit(&s->done, memory_order_acquire) || !(why = compare(s, &at)))
+		enum unw_cmp_diff d;
+		if (!atomic_load_explicit(&s->done, memory_order_acquire) ||
+		    (d = unw_cmp(&s->cmp, &at)) == UNW_CMP_EQUAL)
 			continue;
-		explain(i, s, why, at);
+		explain(i, s, d, at);
 		explained++;
 	}
 	oflush();
@@ -553,23 +480,8 @@ __attribute__((constructor)) static void probe_init(void)
 	}
 	samples = p;
 	sampled_pid = getpid();
-	/* both unwinders describe objects lazily; both get the chance to do
-	 * so in normal context first, as in tests/t_unw_compare.c */
-	sframe_backtrace_warmup();
-	{
-		unw_context_t uc;
-		unw_cursor_t c;
-		unw_getcontext(&uc);
-		unw_init_local(&c, &uc);
-		while (unw_step(&c) > 0)
-			;
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_tick;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(tick_signal, &sa, NULL);
+	unw_cmp_warmup();
+	sig_install(tick_signal, on_tick, SA_RESTART);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	/* the probe's own constructor is not the program's: sampling starts
 	 * as it returns */

@@ -85,7 +85,7 @@ static const struct {
 enum { PR_DEFAULT, PR_INT, PR_UNSIGNED, PR_LONG, PR_ULONG, PR_LLONG, PR_ULLONG, PR_BOOL, PR_FLOAT, PR_VOID };
 
 /* Builtin types: 'a'..'z' by letter, then the D-prefixed ones. */
-enum { B_DEC32 = 26, B_DEC64, B_DEC128, B_HALF, B_CHAR8, B_CHAR16, B_CHAR32, B_NULLPTR, B_COUNT };
+enum { B_DEC32 = 26, B_DEC64, B_DEC128, B_HALF, B_CHAR8, B_CHAR16, B_CHAR32, B_NULLPTR, B_BFLOAT16, B_COUNT };
 static const struct {
 	const char *name;
 	uint8_t print;
@@ -119,6 +119,7 @@ static const struct {
 	[B_CHAR16] = {"char16_t", PR_DEFAULT},
 	[B_CHAR32] = {"char32_t", PR_DEFAULT},
 	[B_NULLPTR] = {"decltype(nullptr)", PR_DEFAULT},
+	[B_BFLOAT16] = {"std::bfloat16_t", PR_FLOAT},
 };
 
 /* Operators, sorted by code for a binary search; ARGS is the operand
@@ -284,6 +285,13 @@ static unsigned comp(struct parser *p, unsigned kind, unsigned l, unsigned r)
 	return mk(p, kind, l, r);
 }
 
+/* A name from the input: never empty (an empty literal value, "LiE", is
+ * no name). */
+static unsigned mk_name(struct parser *p, unsigned at, unsigned len)
+{
+	return len ? mk(p, K_NAME, at, len) : 0;
+}
+
 static unsigned mk_aux(struct parser *p, unsigned kind, unsigned aux, unsigned l, unsigned r)
 {
 	unsigned i = mk(p, kind, l, r);
@@ -411,7 +419,7 @@ static unsigned identifier(struct parser *p, int len)
 	    s[5] == 'A' && s[6] == 'L' && s[7] == '_' && (s[8] == '.' || s[8] == '_' || s[8] == '$') &&
 	    s[9] == 'N')
 		return sname(p, S_ANON_NS);
-	return mk(p, K_NAME, at, (unsigned)len);
+	return mk_name(p, at, (unsigned)len);
 }
 
 /* <source-name> ::= <length> <identifier> */
@@ -795,7 +803,7 @@ static unsigned array_type(struct parser *p)
 		unsigned at = p->pos;
 		while (is_digit(peek(p)))
 			skip(p, 1);
-		dim = mk(p, K_NAME, at, p->pos - at);
+		dim = mk_name(p, at, p->pos - at);
 		if (!dim)
 			return 0;
 	} else if (peek(p) != '_') {
@@ -832,18 +840,21 @@ static unsigned builtin(struct parser *p, unsigned b)
 	return mk_aux(p, K_BUILTIN, b, 0, 0);
 }
 
-/* Fixed-point types: DF [<int bits>] <type> <fract bits> <s|n>. */
-static unsigned fixed_type(struct parser *p)
+/* DF <bits> _ is _Float<bits>, DF <bits> x _Float<bits>x, DF16b
+ * std::bfloat16_t. */
+static unsigned float_type(struct parser *p)
 {
-	int accum = is_digit(peek(p));
-	if (accum)
-		number(p);
-	unsigned len = type(p);
-	if (!len)
+	int bits = number(p);
+	if (eat(p, 'b'))
+		return bits == 16 ? builtin(p, B_BFLOAT16) : 0;
+	char suffix = peek(p);
+	if (suffix != 'x' && suffix != '_')
 		return 0;
-	number(p);
-	int sat = next(p) == 's';
-	return mk_aux(p, K_FIXED, (unsigned)(accum | sat << 1), len, 0);
+	skip(p, 1);
+	unsigned r = mk_num(p, K_FLOATN, bits);
+	if (r)
+		N(p, r)->aux = suffix == 'x';
+	return r;
 }
 
 /* The D-prefixed types; *CAN_SUBST says whether it is a candidate. */
@@ -873,7 +884,7 @@ static unsigned d_type(struct parser *p, int *can_subst)
 	case 's': return builtin(p, B_CHAR16);
 	case 'i': return builtin(p, B_CHAR32);
 	case 'n': return builtin(p, B_NULLPTR);
-	case 'F': return fixed_type(p);
+	case 'F': return float_type(p);
 	case 'v':
 		*can_subst = 1;
 		return vector_type(p);
@@ -1108,7 +1119,7 @@ static unsigned expr_primary(struct parser *p)
 				return 0;
 			skip(p, 1);
 		}
-		r = comp(p, kind, t, mk(p, K_NAME, at, p->pos - at));
+		r = comp(p, kind, t, mk_name(p, at, p->pos - at));
 	}
 	return eat(p, 'E') ? r : 0;
 }
@@ -1532,14 +1543,14 @@ static unsigned encoding(struct parser *p, int top)
 	return leave(p, encoding_1(p, top));
 }
 
-/* <clone-suffix> ::= [. <lowercase or _>+] [. <digit>+]* */
+/* <clone-suffix> ::= [. <lowercase, digit or _>+] [. <digit>+]* */
 static unsigned clone_suffix(struct parser *p, unsigned enc)
 {
 	const char *s = p->s;
 	unsigned at = p->pos, e = at;
-	if (s[e] == '.' && (is_lower(s[e + 1]) || s[e + 1] == '_')) {
+	if (s[e] == '.' && (is_lower(s[e + 1]) || is_digit(s[e + 1]) || s[e + 1] == '_')) {
 		e += 2;
-		while (is_lower(s[e]) || s[e] == '_')
+		while (is_lower(s[e]) || is_digit(s[e]) || s[e] == '_')
 			e++;
 	}
 	while (s[e] == '.' && is_digit(s[e + 1])) {
@@ -1548,7 +1559,7 @@ static unsigned clone_suffix(struct parser *p, unsigned enc)
 			e++;
 	}
 	p->pos = e;
-	return comp(p, K_CLONE, enc, mk(p, K_NAME, at, e - at));
+	return comp(p, K_CLONE, enc, mk_name(p, at, e - at));
 }
 
 /* <mangled-name> ::= _Z <encoding> [<clone-suffix>]*; inside an
@@ -1576,7 +1587,7 @@ static unsigned global_cdtors(struct parser *p)
 		skip(p, 2);
 		r = encoding(p, 0);
 	} else {
-		r = mk(p, K_NAME, p->pos, p->len - p->pos);
+		r = mk_name(p, p->pos, p->len - p->pos);
 	}
 	p->pos = p->len;
 	return special(p, what, r);
@@ -1763,7 +1774,7 @@ static unsigned find_pack(struct printer *r, unsigned dc)
 		case K_SUBSTD:
 		case K_FPARAM:
 		case K_UNNAMED:
-		case K_FIXED:
+		case K_FLOATN:
 		case K_DEFAULT_ARG:
 		case K_NUMBER:
 			return 0;
@@ -2219,18 +2230,6 @@ static NOINLINE void print_member_or_vector(struct printer *r, unsigned dc)
 	r->mods = m.next;
 }
 
-static NOINLINE void print_fixed(struct printer *r, unsigned dc)
-{
-	unsigned len = L(r, dc), aux = r->n[dc].aux;
-	if (aux & 2)
-		puts_z(r, "_Sat ");
-	if (!(K(r, len) == K_BUILTIN && r->n[len].aux == 'i' - 'a')) {
-		print(r, len);
-		put(r, ' ');
-	}
-	puts_z(r, aux & 1 ? "_Accum" : "_Fract");
-}
-
 /* A list, element by element (not through the right links, which would
  * take a level of depth per element): ", " between elements, except
  * before a tail of elements that print nothing (empty packs). */
@@ -2620,7 +2619,12 @@ static void print_inner(struct printer *r, unsigned dc)
 	case K_ARRAY: print_array(r, dc); return;
 	case K_PTRMEM:
 	case K_VECTOR: print_member_or_vector(r, dc); return;
-	case K_FIXED: print_fixed(r, dc); return;
+	case K_FLOATN:
+		puts_z(r, "_Float");
+		put_num(r, num_of(n));
+		if (n->aux)
+			put(r, 'x');
+		return;
 	case K_ARGLIST:
 	case K_TARGLIST: print_list(r, dc); return;
 	case K_INITLIST:

@@ -48,7 +48,7 @@ enum {
 	K_FUNCTION_TYPE, /* l: the return type, r: the parameters */
 	K_ARRAY,	/* l: the dimension, r: the element type */
 	K_PTRMEM,	/* l: the class, r: the member's type */
-	K_FIXED,
+	K_FLOATN,	/* _Float<number>, aux: 1 for the x suffix */
 	K_VECTOR,	/* l: the dimension, r: the element type */
 	K_ARGLIST,	/* l: an element, r: the rest */
 	K_TARGLIST,

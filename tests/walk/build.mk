@@ -47,6 +47,7 @@ $(B)/tests/t_memo: tests/walk/t_memo.c src/walk/rowmemo.h src/rows/sframe_decode
 # the nongnu libunwind, local unwinding only: -lunwind), chain code with
 # SFrame.
 $(B)/tests/t_unw_compare: tests/walk/t_unw_compare.c tests/walk/walk_common.h tests/lib/sig_install.h \
+		tests/lib/unw_compare.h \
 		$(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
 	$(CC) $(TESTFLAGS) -Wa,--gsframe -fomit-frame-pointer -fno-optimize-sibling-calls \
 		-rdynamic $< -o $@ $(STATIC) -lunwind -ldl -lpthread

@@ -2725,6 +2725,20 @@ int sfb_dm_print_cxx(struct dm_tree *t, unsigned root, char *out, size_t size,
 
 /* ---- Entry ---- */
 
+/* NAME's first LEN bytes into OUT: the length, or -1. */
+static int demangle_n(const char *name, unsigned len, char *out, size_t size,
+		      struct sfb_demangle_usage *u)
+{
+	/* Rust first, as c++filt: a legacy Rust name is an Itanium one too. */
+	int n = sfb_dm_rust(name, len, out, size, u);
+	if (n == -2) {
+		struct dm_tree t;
+		int root = sfb_dm_parse_cxx(name, len, &t, u);
+		n = root > 0 ? sfb_dm_print_cxx(&t, (unsigned)root, out, size, u) : -1;
+	}
+	return n;
+}
+
 int sfb_demangle_usage(const char *mangled, char *out, size_t size, struct sfb_demangle_usage *u)
 {
 	if (u)
@@ -2734,17 +2748,27 @@ int sfb_demangle_usage(const char *mangled, char *out, size_t size, struct sfb_d
 	out[0] = 0;
 	if (!mangled)
 		return -1;
-	unsigned len = 0;
-	while (len <= SFB_DEMANGLE_MAX_INPUT && mangled[len])
+	unsigned len = 0, at = 0;
+	while (len <= SFB_DEMANGLE_MAX_INPUT && mangled[len]) {
+		if (mangled[len] == '@' && !at)
+			at = len;
 		len++;
+	}
 	if (len > SFB_DEMANGLE_MAX_INPUT)
 		return -1;
-	/* Rust first, as c++filt: a legacy Rust name is an Itanium one too. */
-	int n = sfb_dm_rust(mangled, len, out, size, u);
-	if (n == -2) {
-		struct dm_tree t;
-		int root = sfb_dm_parse_cxx(mangled, len, &t, u);
-		n = root > 0 ? sfb_dm_print_cxx(&t, (unsigned)root, out, size, u) : -1;
+	/* A symbol version (name@VERSION, name@@VERSION) follows the
+	 * demangled name as it is, as c++filt prints it. */
+	int n = demangle_n(mangled, at ? at : len, out, size, u);
+	if (n >= 0 && at) {
+		size_t rest = len - at;
+		if (rest >= size - (size_t)n) {
+			n = -1;
+		} else {
+			for (size_t i = 0; i < rest; i++)
+				out[n + i] = mangled[at + i];
+			n += (int)rest;
+			out[n] = 0;
+		}
 	}
 	if (n < 0)
 		out[0] = 0;

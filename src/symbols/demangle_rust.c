@@ -923,7 +923,7 @@ int sfb_dm_rust(const char *s, unsigned len, char *out, size_t size, struct sfb_
 	}
 	/* v0 uses [_0-9a-zA-Z] up to an ignored '.' suffix; legacy also
 	 * '$', '.', ':' and '@'. */
-	for (const char *p = d.s; *p; p++) {
+	for (const char *p = d.s; p < s + len; p++) {
 		if (!d.legacy && *p == '.')
 			break;
 		d.len++;

@@ -78,6 +78,9 @@ static void check_known(void)
 		{"_ZN4core3ptr35drop_in_place$LT$std..io..Error$GT$17h0123456789abcdefE",
 		 "core::ptr::drop_in_place<std::io::Error>"},
 		{"_RNvCs1234_7mycrate3foo", "mycrate::foo"},
+		{"_ZNSaIcEC1Ev@GLIBCXX_3.4", "std::allocator<char>::allocator()@GLIBCXX_3.4"},
+		{"_Z3foov@@V1", "foo()@@V1"},
+		{"_Z1fDF16_DF32xDF16b", "f(_Float16, _Float32x, std::bfloat16_t)"},
 		{"_RNvNtCskK7mfDs1mzF_1mu11ncode_cta3gu9gre_6ka8l", "m::\xc3\xbc" "n\xc3\xaf" "code::gr\xc3\xbc\xc3\x9f" "e"},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -93,6 +96,7 @@ static void check_refused(void)
 		"", "main", "_Z", "_Z1", "_Z999foo", "_ZNK", "_Z3fooIiE_", "_Z3foo.",
 		"_ZN3fooE_", "_ZSt", "_Z1fS0_", "_Z1fT_", "_R", "_RNvC", "_Rx", "_RNvCs_3fooX",
 		"_ZN3foo17h0000000000000000E_", "_GLOBAL__", "__Z3foov", "_Z1fPFvvE(",
+		"_Z1fILiEEvv", "_ZN3foo@", "@_Z3foov", "main@V",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		memset(out, 'x', 8);

@@ -82,7 +82,9 @@ else
 	echo "# no Rust toolchain: librustc_driver's names not compared"
 fi
 
-# Not mangled, or not well: c++filt leaves them, the driver too.
+# Not mangled, or not well, or with a symbol version: as c++filt prints
+# them.
 printf '%s\n' main _start _Z _ZN _ZN3foo _Z3foo. _R _RNv __Z3foov _GLOBAL__ \
-	_ZN3foo17h0000000000000000E _Z1fS0_ _ZTV _ZdlPv _ZnwmSt11align_val_t >"$tmp/names"
-compare "names c++filt leaves or takes apart" "$tmp/names" all
+	_ZN3foo17h0000000000000000E _Z1fS0_ _ZTV _ZdlPv _ZnwmSt11align_val_t \
+	_ZNSaIcEC1Ev@GLIBCXX_3.4 _Z3foov@@V1 main@GLIBC_2.2.5 _ZN3foo@ _Z1fILiEEvv >"$tmp/names"
+compare "names not mangled, malformed or versioned" "$tmp/names" all

@@ -59,8 +59,8 @@ enum sfb_dw_cfa {
 	DW_CFA_GNU_negative_offset_extended = 0x2f,
 	DW_CFA_hi_user = 0x3f,
 };
-#define SFB_DW_CFA_PRIMARY(op) ((op) >> 6)        /* 1, 2, 3: advance_loc, offset, restore */
-#define SFB_DW_CFA_LOW(op) ((op) & 0x3f)          /* a primary opcode's first operand */
+#define SFB_DW_CFA_LOW_MAX 0x3f                   /* a primary opcode's first operand */
+#define SFB_DW_CFA_LOW(op) ((op) & SFB_DW_CFA_LOW_MAX)
 
 /* DWARF expression operations (DWARF 5, 2.5 and 2.6; table 7.9).  The
  * lit, reg and breg families are 32 consecutive opcodes each. */
@@ -483,42 +483,51 @@ SFB_DW_FN int sfb_dw_ptr(const struct sfb_bytes *b, uint64_t *at, uint64_t end,
 	return SFB_DW_OK;
 }
 
-/* One operand of an instruction, as the standard's tables of operations
- * give them: fixed-size, unsigned or sign-extended; LEB128; or a target
- * address (8 bytes: 64-bit objects only).  A decoder's tables of operand
- * shapes list these; its own kinds (operands that need its context)
- * number from SFB_DW_OPND_KINDS. */
-enum sfb_dw_opnd {
+/* The operands of an instruction, as the standard's tables of operations
+ * give them: none, one fixed-size number (unsigned or sign-extended), a
+ * target address (8 bytes: 64-bit objects only), one LEB128 number, or two.
+ * A decoder's table of operand shapes lists these; its own shapes (those
+ * that need its context) number from SFB_DW_SHAPES. */
+enum sfb_dw_shape {
 	SFB_DW_NONE,
 	SFB_DW_U8, SFB_DW_S8, SFB_DW_U16, SFB_DW_S16,
 	SFB_DW_U32, SFB_DW_S32, SFB_DW_U64, SFB_DW_S64,
 	SFB_DW_ADDR,
 	SFB_DW_ULEB, SFB_DW_SLEB,
-	SFB_DW_OPND_KINDS
+	SFB_DW_ULEB_ULEB, SFB_DW_ULEB_SLEB,
+	SFB_DW_SHAPES
 };
 
-/* An operand of kind (not SFB_DW_NONE) at *at, below end; a signed one
+/* The operands of shape at *at, below end, in a[0] and a[1]; a signed one
  * as its two's complement. */
-SFB_DW_FN int sfb_dw_operand(const struct sfb_bytes *b, uint64_t *at, uint64_t end,
-			     unsigned kind, uint64_t *out)
+SFB_DW_FN int sfb_dw_operands(const struct sfb_bytes *b, uint64_t *at, uint64_t end,
+			      unsigned shape, uint64_t *a)
 {
-	static const uint8_t width[SFB_DW_OPND_KINDS] = {
+	static const uint8_t width[SFB_DW_SHAPES] = {
 		[SFB_DW_U8] = 1, [SFB_DW_S8] = 1, [SFB_DW_U16] = 2, [SFB_DW_S16] = 2,
 		[SFB_DW_U32] = 4, [SFB_DW_S32] = 4, [SFB_DW_U64] = 8, [SFB_DW_S64] = 8,
 		[SFB_DW_ADDR] = 8,
 	};
-	switch (kind) {
+	int err;
+	switch (shape) {
+	case SFB_DW_NONE:
+		return SFB_DW_OK;
 	case SFB_DW_ULEB:
-		return sfb_dw_uleb(b, at, end, out);
+		return sfb_dw_leb(b, at, end, false, &a[0]);
 	case SFB_DW_SLEB:
-		return sfb_dw_leb(b, at, end, true, out);
+		return sfb_dw_leb(b, at, end, true, &a[0]);
+	case SFB_DW_ULEB_ULEB:
+	case SFB_DW_ULEB_SLEB:
+		if ((err = sfb_dw_leb(b, at, end, false, &a[0])))
+			return err;
+		return sfb_dw_leb(b, at, end, shape == SFB_DW_ULEB_SLEB, &a[1]);
 	case SFB_DW_S8: case SFB_DW_S16: case SFB_DW_S32: case SFB_DW_S64:
-		if (!sfb_dw_get(b, at, end, width[kind], out))
+		if (!sfb_dw_get(b, at, end, width[shape], &a[0]))
 			return SFB_DW_E_TRUNCATED;
-		*out = (uint64_t)sfb_sext(*out, width[kind]);
+		a[0] = (uint64_t)sfb_sext(a[0], width[shape]);
 		return SFB_DW_OK;
 	default:
-		if (kind >= SFB_DW_OPND_KINDS || !sfb_dw_get(b, at, end, width[kind], out))
+		if (shape >= SFB_DW_SHAPES || !sfb_dw_get(b, at, end, width[shape], &a[0]))
 			return SFB_DW_E_TRUNCATED;
 		return SFB_DW_OK;
 	}

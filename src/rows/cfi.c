@@ -454,25 +454,240 @@ static int block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint8_t 
 
 #define TRY(x) do { if ((err = (x))) return err; } while (0)
 
-/* The CFA offset operand at *at: unsigned and not factored
- * (DW_CFA_def_cfa, def_cfa_offset), or signed and factored (their _sf
- * forms). */
-static int cfa_offset_operand(const struct interp *in, uint64_t *at, uint64_t end, bool sf,
-			      int32_t *off)
+/* Whether an instruction's offset operand is signed: its shape ends in
+ * an SLEB128 number (the _sf forms). */
+static bool signed_offset(unsigned opnd)
+{
+	return opnd == SFB_DW_SLEB || opnd == SFB_DW_ULEB_SLEB;
+}
+
+/* An offset operand v of DW_CFA_offset and its kin, as a row offset:
+ * factored by data_align, signed or not (shape opnd). */
+static int factored_operand(const struct interp *in, unsigned opnd, uint64_t v, int32_t *out)
+{
+	if (signed_offset(opnd))
+		return factored(in, (int64_t)v, out);
+	return ufactored(in, v, out);
+}
+
+/* A CFA offset operand v: unsigned and not factored (DW_CFA_def_cfa,
+ * def_cfa_offset), or signed and factored (their _sf forms; shape opnd). */
+static int cfa_offset(const struct interp *in, unsigned opnd, uint64_t v, int32_t *out)
+{
+	if (signed_offset(opnd))
+		return factored(in, (int64_t)v, out);
+	if (v > INT32_MAX)
+		return SFB_CFI_E_REGISTER;
+	*out = (int32_t)v;
+	return SFB_CFI_OK;
+}
+
+/* What a call-frame instruction does (DWARF 5, 6.4.2), on operands 1 and
+ * 2 (the first of a primary opcode is its low six bits). */
+enum cfa_class {
+	CFA_REFUSED,          /* unknown, or no meaning for these targets */
+	CFA_NOP,
+	CFA_SET_LOC,          /* the next row starts at address 1 */
+	CFA_ADVANCE,          /* ... 1 code-alignment units further */
+	CFA_OFFSET,           /* register 1's rule: (kind) CFA + 2 × data_align */
+	CFA_NEG_OFFSET,       /* ... CFA - 2 × data_align */
+	CFA_RESTORE,          /* register 1's rule as the CIE left it */
+	CFA_RULE,             /* register 1's rule: (kind), no argument */
+	CFA_REGISTER,         /* register 1 in register 2 */
+	CFA_REMEMBER_STATE,
+	CFA_RESTORE_STATE,
+	CFA_DEF_CFA,          /* CFA = register 1 + 2 */
+	CFA_DEF_CFA_REGISTER, /* ... register 1 + the offset it had */
+	CFA_DEF_CFA_OFFSET,   /* ... the register it had + 1 */
+	CFA_DEF_CFA_EXPR,     /* ... the value of expression block 1 */
+	CFA_EXPRESSION,       /* register 1's rule: (kind) expression block 2 */
+	CFA_NEGATE_RA_STATE,  /* AArch64: the return address is signed, or no more */
+	CFA_ARGS_SIZE,        /* bytes of arguments pushed: 1 */
+};
+
+/* Operand shapes only the interpreter can read: a primary opcode's low
+ * six bits (and a ULEB128 number), a pointer in the CIE's encoding, an
+ * expression block (as its offset in .eh_frame, where its ULEB128 length
+ * is), and a ULEB128 number then a block. */
+enum { OPND_LOW6 = SFB_DW_SHAPES, OPND_LOW6_ULEB, OPND_PTR, OPND_BLOCK, OPND_ULEB_BLOCK };
+
+/* An instruction's operand shape (sfb_dw_shape or the above), class, and
+ * the rule kind it gives; four bytes, for a cheap index. */
+struct cfa_shape {
+	uint8_t opnd;
+	uint8_t cls;
+	uint8_t kind;
+	uint8_t unused;
+};
+
+#define SHAPE(cls, kind, opnd) { opnd, cls, kind, 0 }
+
+/* Indexed by the opcode byte; every opcode without an entry is
+ * CFA_REFUSED. */
+static const struct cfa_shape cfa_shapes[256] = {
+	/*                                  class                 rule kind     operand shape */
+	[DW_CFA_nop]                = SHAPE(CFA_NOP,              0,            SFB_DW_NONE),
+	[DW_CFA_set_loc]            = SHAPE(CFA_SET_LOC,          0,            OPND_PTR),
+	[DW_CFA_advance_loc1]       = SHAPE(CFA_ADVANCE,          0,            SFB_DW_U8),
+	[DW_CFA_advance_loc2]       = SHAPE(CFA_ADVANCE,          0,            SFB_DW_U16),
+	[DW_CFA_advance_loc4]       = SHAPE(CFA_ADVANCE,          0,            SFB_DW_U32),
+	[DW_CFA_offset_extended]    = SHAPE(CFA_OFFSET,           R_OFFSET,     SFB_DW_ULEB_ULEB),
+	[DW_CFA_restore_extended]   = SHAPE(CFA_RESTORE,          0,            SFB_DW_ULEB),
+	[DW_CFA_undefined]          = SHAPE(CFA_RULE,             R_UNDEFINED,  SFB_DW_ULEB),
+	[DW_CFA_same_value]         = SHAPE(CFA_RULE,             R_SAME,       SFB_DW_ULEB),
+	[DW_CFA_register]           = SHAPE(CFA_REGISTER,         R_REGISTER,   SFB_DW_ULEB_ULEB),
+	[DW_CFA_remember_state]     = SHAPE(CFA_REMEMBER_STATE,   0,            SFB_DW_NONE),
+	[DW_CFA_restore_state]      = SHAPE(CFA_RESTORE_STATE,    0,            SFB_DW_NONE),
+	[DW_CFA_def_cfa]            = SHAPE(CFA_DEF_CFA,          0,            SFB_DW_ULEB_ULEB),
+	[DW_CFA_def_cfa_register]   = SHAPE(CFA_DEF_CFA_REGISTER, 0,            SFB_DW_ULEB),
+	[DW_CFA_def_cfa_offset]     = SHAPE(CFA_DEF_CFA_OFFSET,   0,            SFB_DW_ULEB),
+	[DW_CFA_def_cfa_expression] = SHAPE(CFA_DEF_CFA_EXPR,     0,            OPND_BLOCK),
+	[DW_CFA_expression]         = SHAPE(CFA_EXPRESSION,       R_EXPR,       OPND_ULEB_BLOCK),
+	[DW_CFA_offset_extended_sf] = SHAPE(CFA_OFFSET,           R_OFFSET,     SFB_DW_ULEB_SLEB),
+	[DW_CFA_def_cfa_sf]         = SHAPE(CFA_DEF_CFA,          0,            SFB_DW_ULEB_SLEB),
+	[DW_CFA_def_cfa_offset_sf]  = SHAPE(CFA_DEF_CFA_OFFSET,   0,            SFB_DW_SLEB),
+	[DW_CFA_val_offset]         = SHAPE(CFA_OFFSET,           R_VAL_OFFSET, SFB_DW_ULEB_ULEB),
+	[DW_CFA_val_offset_sf]      = SHAPE(CFA_OFFSET,           R_VAL_OFFSET, SFB_DW_ULEB_SLEB),
+	[DW_CFA_val_expression]     = SHAPE(CFA_EXPRESSION,       R_VAL_EXPR,   OPND_ULEB_BLOCK),
+	[DW_CFA_MIPS_advance_loc8]  = SHAPE(CFA_ADVANCE,          0,            SFB_DW_U64),
+	[DW_CFA_AARCH64_negate_ra_state] =
+		SHAPE(CFA_NEGATE_RA_STATE,  0,            SFB_DW_NONE),
+	[DW_CFA_GNU_args_size]      = SHAPE(CFA_ARGS_SIZE,        0,            SFB_DW_ULEB),
+	[DW_CFA_GNU_negative_offset_extended] =
+		SHAPE(CFA_NEG_OFFSET,       R_OFFSET,     SFB_DW_ULEB_ULEB),
+	[DW_CFA_advance_loc ... DW_CFA_advance_loc + SFB_DW_CFA_LOW_MAX] =
+		SHAPE(CFA_ADVANCE,          0,            OPND_LOW6),
+	[DW_CFA_offset ... DW_CFA_offset + SFB_DW_CFA_LOW_MAX] =
+		SHAPE(CFA_OFFSET,           R_OFFSET,     OPND_LOW6_ULEB),
+	[DW_CFA_restore ... DW_CFA_restore + SFB_DW_CFA_LOW_MAX] =
+		SHAPE(CFA_RESTORE,          0,            OPND_LOW6),
+};
+
+#undef SHAPE
+
+/* An expression block at *at, below end: its offset in *out. */
+static int skip_block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uint64_t *out)
+{
+	struct sfb_loc loc;
+	*out = *at;
+	return block(b, at, end, 0, &loc);
+}
+
+/* The operands of instruction op, of shape opnd, at *at (below end), in
+ * a[0] and a[1]. */
+static int cfa_operands(const struct interp *in, uint64_t *at, uint64_t end, unsigned op,
+			unsigned opnd, uint64_t *a)
 {
 	const struct sfb_bytes *b = &in->s->frame;
 	int err;
-	if (!sf) {
-		uint64_t v;
-		TRY(sfb_dw_uleb(b, at, end, &v));
-		if (v > INT32_MAX)
-			return SFB_CFI_E_REGISTER;
-		*off = (int32_t)v;
+	switch (opnd) {
+	case SFB_DW_NONE:
 		return SFB_CFI_OK;
+	case SFB_DW_ULEB:
+		return sfb_dw_uleb(b, at, end, &a[0]);
+	case OPND_LOW6:
+		a[0] = SFB_DW_CFA_LOW(op);
+		return SFB_CFI_OK;
+	case OPND_LOW6_ULEB:
+		a[0] = SFB_DW_CFA_LOW(op);
+		return sfb_dw_uleb(b, at, end, &a[1]);
+	case OPND_PTR:
+		return sfb_dw_ptr(b, at, end, in->f->ptr_enc, in->s->frame_addr, in->s->hdr_addr,
+				  &a[0], SFB_CFI_E_CIE);
+	case OPND_BLOCK:
+		return skip_block(b, at, end, &a[0]);
+	case OPND_ULEB_BLOCK:
+		TRY(sfb_dw_uleb(b, at, end, &a[0]));
+		return skip_block(b, at, end, &a[1]);
+	default:
+		return sfb_dw_operands(b, at, end, opnd, a);
 	}
-	int64_t sv;
-	TRY(sfb_dw_sleb(b, at, end, &sv));
-	return factored(in, sv, off);
+}
+
+/* One instruction of shape d on its operands a. */
+static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a, bool cie)
+{
+	struct rules *cur = &in->cur;
+	int32_t off;
+	rule_t rule;
+	int err;
+	switch (d->cls) {
+	case CFA_NOP:
+		return SFB_CFI_OK;
+	case CFA_SET_LOC:
+		return move_to(in, a[0], cie);
+	case CFA_ADVANCE:
+		return advance(in, a[0], cie);
+	case CFA_OFFSET:
+	case CFA_NEG_OFFSET:
+		TRY(factored_operand(in, d->opnd, a[1], &off));
+		if (d->cls == CFA_NEG_OFFSET) {
+			if (off == INT32_MIN)
+				return SFB_CFI_E_REGISTER;
+			off = -off;
+		}
+		TRY(offset_rule(d->kind, off, &rule));
+		set_rule(in, a[0], rule);
+		return SFB_CFI_OK;
+	case CFA_RESTORE:
+		if (a[0] < SFB_CFI_REGS)
+			cur->reg[a[0]] = cie ? R_SAME : in->init.reg[a[0]];
+		return SFB_CFI_OK;
+	case CFA_RULE:
+		set_rule(in, a[0], mkrule(d->kind, 0));
+		return SFB_CFI_OK;
+	case CFA_REGISTER:
+		if (a[0] < SFB_CFI_REGS && a[1] >= SFB_CFI_REGS)
+			return SFB_CFI_E_REGISTER;
+		set_rule(in, a[0], mkrule(d->kind, (uint16_t)a[1]));
+		return SFB_CFI_OK;
+	case CFA_REMEMBER_STATE:
+		if (in->depth == SFB_CFI_STATE_DEPTH)
+			return SFB_CFI_E_STATE;
+		in->stack[in->depth++] = *cur;
+		return SFB_CFI_OK;
+	case CFA_RESTORE_STATE:
+		if (in->depth == 0)
+			return SFB_CFI_E_STATE;
+		*cur = in->stack[--in->depth];
+		return SFB_CFI_OK;
+	case CFA_DEF_CFA:
+		TRY(cfa_offset(in, d->opnd, a[1], &off));
+		if (a[0] >= SFB_CFI_REGS)
+			return SFB_CFI_E_REGISTER;
+		cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)a[0], off };
+		cur->cfa_expr.kind = SFB_LOC_SAME;
+		return SFB_CFI_OK;
+	case CFA_DEF_CFA_REGISTER:
+		if (a[0] >= SFB_CFI_REGS)
+			return SFB_CFI_E_REGISTER;
+		cur->cfa.kind = SFB_LOC_EXPR;
+		cur->cfa.reg = (uint16_t)a[0];
+		cur->cfa_expr.kind = SFB_LOC_SAME;
+		return SFB_CFI_OK;
+	case CFA_DEF_CFA_OFFSET:
+		TRY(cfa_offset(in, d->opnd, a[0], &off));
+		cur->cfa.kind = SFB_LOC_EXPR;
+		cur->cfa.off = off;
+		return SFB_CFI_OK;
+	case CFA_DEF_CFA_EXPR: {
+		uint64_t at = a[0]; /* checked when read */
+		return block(&in->s->frame, &at, in->s->frame.len, 0, &cur->cfa_expr);
+	}
+	case CFA_EXPRESSION:
+		if (a[1] > RULE_ARG_MAX)
+			return SFB_CFI_E_EXPR;
+		set_rule(in, a[0], mkrule(d->kind, (int32_t)a[1]));
+		return SFB_CFI_OK;
+	case CFA_NEGATE_RA_STATE:
+		cur->ra_signed ^= 1;
+		return SFB_CFI_OK;
+	case CFA_ARGS_SIZE:
+		in->row->args_size = (int64_t)a[0];
+		return SFB_CFI_OK;
+	default:
+		return SFB_CFI_E_OPCODE;
+	}
 }
 
 /* Run the instructions in [at, end) of .eh_frame.  SFB_CFI_OK at their
@@ -480,143 +695,16 @@ static int cfa_offset_operand(const struct interp *in, uint64_t *at, uint64_t en
 static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 {
 	const struct sfb_bytes *b = &in->s->frame;
-	struct rules *cur = &in->cur;
 	int err;
 	while (at < end) {
-		uint64_t op, n, v, r2, blk;
-		int64_t sv;
-		int32_t off;
-		rule_t rule;
-		struct sfb_loc loc;
+		uint64_t op, a[2];
 		if (++in->ops > SFB_CFI_MAX_OPS)
 			return SFB_CFI_E_BUDGET;
 		if (!sfb_dw_get(b, &at, end, 1, &op))
 			return SFB_CFI_E_TRUNCATED;
-		switch (op >> 6) {
-		case 1: /* DW_CFA_advance_loc */
-			TRY(advance(in, op & 0x3f, cie));
-			continue;
-		case 2: /* DW_CFA_offset */
-			TRY(sfb_dw_uleb(b, &at, end, &v));
-			TRY(ufactored(in, v, &off));
-			TRY(offset_rule(R_OFFSET, off, &rule));
-			set_rule(in, op & 0x3f, rule);
-			continue;
-		case 3: /* DW_CFA_restore */
-			n = op & 0x3f;
-			goto restore;
-		}
-		switch (op) {
-		case 0x00: /* DW_CFA_nop */
-			break;
-		case 0x01: /* DW_CFA_set_loc */
-			TRY(sfb_dw_ptr(b, &at, end, in->f->ptr_enc, in->s->frame_addr,
-				       in->s->hdr_addr, &v, SFB_CFI_E_CIE));
-			TRY(move_to(in, v, cie));
-			break;
-		case 0x02: /* DW_CFA_advance_loc1 */
-		case 0x03: /* DW_CFA_advance_loc2 */
-		case 0x04: /* DW_CFA_advance_loc4 */
-		case 0x1d: /* DW_CFA_MIPS_advance_loc8 */
-			if (!sfb_dw_get(b, &at, end, op == 0x1d ? 8 : 1u << (op - 2), &v))
-				return SFB_CFI_E_TRUNCATED;
-			TRY(advance(in, v, cie));
-			break;
-		case 0x05: /* DW_CFA_offset_extended */
-		case 0x14: /* DW_CFA_val_offset */
-		case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			TRY(sfb_dw_uleb(b, &at, end, &v));
-			TRY(ufactored(in, v, &off));
-			if (op == 0x2f) {
-				if (off == INT32_MIN)
-					return SFB_CFI_E_REGISTER;
-				off = -off;
-			}
-			TRY(offset_rule(op == 0x14 ? R_VAL_OFFSET : R_OFFSET, off, &rule));
-			set_rule(in, n, rule);
-			break;
-		case 0x11: /* DW_CFA_offset_extended_sf */
-		case 0x15: /* DW_CFA_val_offset_sf */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			TRY(sfb_dw_sleb(b, &at, end, &sv));
-			TRY(factored(in, sv, &off));
-			TRY(offset_rule(op == 0x11 ? R_OFFSET : R_VAL_OFFSET, off, &rule));
-			set_rule(in, n, rule);
-			break;
-		case 0x06: /* DW_CFA_restore_extended */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-		restore:
-			if (n < SFB_CFI_REGS)
-				cur->reg[n] = cie ? R_SAME : in->init.reg[n];
-			break;
-		case 0x07: /* DW_CFA_undefined */
-		case 0x08: /* DW_CFA_same_value */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			set_rule(in, n, mkrule(op == 0x07 ? R_UNDEFINED : R_SAME, 0));
-			break;
-		case 0x09: /* DW_CFA_register */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			TRY(sfb_dw_uleb(b, &at, end, &r2));
-			if (n < SFB_CFI_REGS && r2 >= SFB_CFI_REGS)
-				return SFB_CFI_E_REGISTER;
-			set_rule(in, n, mkrule(R_REGISTER, (int32_t)(r2 & 0xffff)));
-			break;
-		case 0x0a: /* DW_CFA_remember_state */
-			if (in->depth == SFB_CFI_STATE_DEPTH)
-				return SFB_CFI_E_STATE;
-			in->stack[in->depth++] = *cur;
-			break;
-		case 0x0b: /* DW_CFA_restore_state */
-			if (in->depth == 0)
-				return SFB_CFI_E_STATE;
-			*cur = in->stack[--in->depth];
-			break;
-		case 0x0c: /* DW_CFA_def_cfa */
-		case 0x12: /* DW_CFA_def_cfa_sf */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			TRY(cfa_offset_operand(in, &at, end, op == 0x12, &off));
-			if (n >= SFB_CFI_REGS)
-				return SFB_CFI_E_REGISTER;
-			cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)n, off };
-			cur->cfa_expr.kind = SFB_LOC_SAME;
-			break;
-		case 0x0d: /* DW_CFA_def_cfa_register */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			if (n >= SFB_CFI_REGS)
-				return SFB_CFI_E_REGISTER;
-			cur->cfa.kind = SFB_LOC_EXPR;
-			cur->cfa.reg = (uint16_t)n;
-			cur->cfa_expr.kind = SFB_LOC_SAME;
-			break;
-		case 0x0e: /* DW_CFA_def_cfa_offset */
-		case 0x13: /* DW_CFA_def_cfa_offset_sf */
-			TRY(cfa_offset_operand(in, &at, end, op == 0x13, &off));
-			cur->cfa.kind = SFB_LOC_EXPR;
-			cur->cfa.off = off;
-			break;
-		case 0x0f: /* DW_CFA_def_cfa_expression */
-			TRY(block(b, &at, end, 0, &cur->cfa_expr));
-			break;
-		case 0x10: /* DW_CFA_expression */
-		case 0x16: /* DW_CFA_val_expression */
-			TRY(sfb_dw_uleb(b, &at, end, &n));
-			blk = at;
-			TRY(block(b, &at, end, 0, &loc));
-			if (blk > RULE_ARG_MAX)
-				return SFB_CFI_E_EXPR;
-			set_rule(in, n, mkrule(op == 0x10 ? R_EXPR : R_VAL_EXPR, (int32_t)blk));
-			break;
-		case 0x2d: /* DW_CFA_AARCH64_negate_ra_state */
-			cur->ra_signed ^= 1;
-			break;
-		case 0x2e: /* DW_CFA_GNU_args_size */
-			TRY(sfb_dw_uleb(b, &at, end, &v));
-			in->row->args_size = (int64_t)v;
-			break;
-		default:
-			return SFB_CFI_E_OPCODE;
-		}
+		const struct cfa_shape *d = &cfa_shapes[op];
+		TRY(cfa_operands(in, &at, end, (unsigned)op, d->opnd, a));
+		TRY(step(in, d, a, cie));
 	}
 	return SFB_CFI_OK;
 }
@@ -746,76 +834,75 @@ enum op_class {
 	OP_ROT,           /* the top to third, the second and third up */
 	OP_DEREF,         /* replace an address by the word there */
 	OP_DEREF_SIZE,    /* ... by its first (operand) bytes */
-	OP_UNARY,         /* replace the top by a function of it (and the operand) */
+	OP_UNARY,         /* replace the top by a function of it */
+	OP_PLUS_UCONST,   /* add the operand to the top */
 	OP_BINARY,        /* replace the top two by a function of them */
 	OP_SKIP,          /* jump by the operand */
 	OP_BRA,           /* pop; jump by the operand if it was not 0 */
 };
 
-/* An operation's operands (enum sfb_dw_opnd, SFB_DW_NONE after the last),
- * what it takes from the stack and leaves there, and its class. */
+/* An operation's operand shape (enum sfb_dw_shape), what it takes from
+ * the stack and leaves there, and its class. */
 struct op_shape {
-	uint8_t opnd[2];
+	uint8_t opnd;
 	uint8_t pops, pushes;
 	uint8_t cls;
 };
 
-#define SHAPE(cls, pops, pushes, opnd1, opnd2) { { opnd1, opnd2 }, pops, pushes, cls }
-#define NO SFB_DW_NONE
+#define SHAPE(cls, pops, pushes, opnd) { opnd, pops, pushes, cls }
 
 /* DWARF 5, 2.5.1, for the operations compilers and glibc emit for CFI;
  * every other opcode is OP_REFUSED. */
 static const struct op_shape op_shapes[256] = {
-	/*                                  class       pops pushes operands */
-	[DW_OP_addr]                = SHAPE(OP_CONST,      0, 1, SFB_DW_ADDR, NO),
-	[DW_OP_deref]               = SHAPE(OP_DEREF,      1, 1, NO, NO),
-	[DW_OP_const1u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U8, NO),
-	[DW_OP_const1s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S8, NO),
-	[DW_OP_const2u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U16, NO),
-	[DW_OP_const2s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S16, NO),
-	[DW_OP_const4u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U32, NO),
-	[DW_OP_const4s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S32, NO),
-	[DW_OP_const8u]             = SHAPE(OP_CONST,      0, 1, SFB_DW_U64, NO),
-	[DW_OP_const8s]             = SHAPE(OP_CONST,      0, 1, SFB_DW_S64, NO),
-	[DW_OP_constu]              = SHAPE(OP_CONST,      0, 1, SFB_DW_ULEB, NO),
-	[DW_OP_consts]              = SHAPE(OP_CONST,      0, 1, SFB_DW_SLEB, NO),
-	[DW_OP_dup]                 = SHAPE(OP_DUP,        1, 2, NO, NO),
-	[DW_OP_drop]                = SHAPE(OP_DROP,       1, 0, NO, NO),
-	[DW_OP_over]                = SHAPE(OP_OVER,       2, 3, NO, NO),
-	[DW_OP_pick]                = SHAPE(OP_PICK,       0, 1, SFB_DW_U8, NO),
-	[DW_OP_swap]                = SHAPE(OP_SWAP,       2, 2, NO, NO),
-	[DW_OP_rot]                 = SHAPE(OP_ROT,        3, 3, NO, NO),
-	[DW_OP_abs]                 = SHAPE(OP_UNARY,      1, 1, NO, NO),
-	[DW_OP_and]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_div]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_minus]               = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_mod]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_mul]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_neg]                 = SHAPE(OP_UNARY,      1, 1, NO, NO),
-	[DW_OP_not]                 = SHAPE(OP_UNARY,      1, 1, NO, NO),
-	[DW_OP_or]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_plus]                = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_plus_uconst]         = SHAPE(OP_UNARY,      1, 1, SFB_DW_ULEB, NO),
-	[DW_OP_shl]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_shr]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_shra]                = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_xor]                 = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_bra]                 = SHAPE(OP_BRA,        1, 0, SFB_DW_S16, NO),
-	[DW_OP_eq]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_ge]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_gt]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_le]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_lt]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_ne]                  = SHAPE(OP_BINARY,     2, 1, NO, NO),
-	[DW_OP_skip]                = SHAPE(OP_SKIP,       0, 0, SFB_DW_S16, NO),
-	[DW_OP_lit0 ... DW_OP_lit31]   = SHAPE(OP_LIT,     0, 1, NO, NO),
-	[DW_OP_breg0 ... DW_OP_breg31] = SHAPE(OP_BREG,    0, 1, SFB_DW_SLEB, NO),
-	[DW_OP_bregx]               = SHAPE(OP_BREGX,      0, 1, SFB_DW_ULEB, SFB_DW_SLEB),
-	[DW_OP_deref_size]          = SHAPE(OP_DEREF_SIZE, 1, 1, SFB_DW_U8, NO),
-	[DW_OP_nop]                 = SHAPE(OP_NOP,        0, 0, NO, NO),
+	/*                                   class           pops pushes operand shape */
+	[DW_OP_addr]                   = SHAPE(OP_CONST,       0, 1, SFB_DW_ADDR),
+	[DW_OP_deref]                  = SHAPE(OP_DEREF,       1, 1, SFB_DW_NONE),
+	[DW_OP_const1u]                = SHAPE(OP_CONST,       0, 1, SFB_DW_U8),
+	[DW_OP_const1s]                = SHAPE(OP_CONST,       0, 1, SFB_DW_S8),
+	[DW_OP_const2u]                = SHAPE(OP_CONST,       0, 1, SFB_DW_U16),
+	[DW_OP_const2s]                = SHAPE(OP_CONST,       0, 1, SFB_DW_S16),
+	[DW_OP_const4u]                = SHAPE(OP_CONST,       0, 1, SFB_DW_U32),
+	[DW_OP_const4s]                = SHAPE(OP_CONST,       0, 1, SFB_DW_S32),
+	[DW_OP_const8u]                = SHAPE(OP_CONST,       0, 1, SFB_DW_U64),
+	[DW_OP_const8s]                = SHAPE(OP_CONST,       0, 1, SFB_DW_S64),
+	[DW_OP_constu]                 = SHAPE(OP_CONST,       0, 1, SFB_DW_ULEB),
+	[DW_OP_consts]                 = SHAPE(OP_CONST,       0, 1, SFB_DW_SLEB),
+	[DW_OP_dup]                    = SHAPE(OP_DUP,         1, 2, SFB_DW_NONE),
+	[DW_OP_drop]                   = SHAPE(OP_DROP,        1, 0, SFB_DW_NONE),
+	[DW_OP_over]                   = SHAPE(OP_OVER,        2, 3, SFB_DW_NONE),
+	[DW_OP_pick]                   = SHAPE(OP_PICK,        0, 1, SFB_DW_U8),
+	[DW_OP_swap]                   = SHAPE(OP_SWAP,        2, 2, SFB_DW_NONE),
+	[DW_OP_rot]                    = SHAPE(OP_ROT,         3, 3, SFB_DW_NONE),
+	[DW_OP_abs]                    = SHAPE(OP_UNARY,       1, 1, SFB_DW_NONE),
+	[DW_OP_and]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_div]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_minus]                  = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_mod]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_mul]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_neg]                    = SHAPE(OP_UNARY,       1, 1, SFB_DW_NONE),
+	[DW_OP_not]                    = SHAPE(OP_UNARY,       1, 1, SFB_DW_NONE),
+	[DW_OP_or]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_plus]                   = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_plus_uconst]            = SHAPE(OP_PLUS_UCONST, 1, 1, SFB_DW_ULEB),
+	[DW_OP_shl]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_shr]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_shra]                   = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_xor]                    = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_bra]                    = SHAPE(OP_BRA,         1, 0, SFB_DW_S16),
+	[DW_OP_eq]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_ge]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_gt]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_le]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_lt]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_ne]                     = SHAPE(OP_BINARY,      2, 1, SFB_DW_NONE),
+	[DW_OP_skip]                   = SHAPE(OP_SKIP,        0, 0, SFB_DW_S16),
+	[DW_OP_lit0 ... DW_OP_lit31]   = SHAPE(OP_LIT,         0, 1, SFB_DW_NONE),
+	[DW_OP_breg0 ... DW_OP_breg31] = SHAPE(OP_BREG,        0, 1, SFB_DW_SLEB),
+	[DW_OP_bregx]                  = SHAPE(OP_BREGX,       0, 1, SFB_DW_ULEB_SLEB),
+	[DW_OP_deref_size]             = SHAPE(OP_DEREF_SIZE,  1, 1, SFB_DW_U8),
+	[DW_OP_nop]                    = SHAPE(OP_NOP,         0, 0, SFB_DW_NONE),
 };
 
-#undef NO
 #undef SHAPE
 
 /* An expression being evaluated: its stack, and where it is read. */
@@ -855,13 +942,12 @@ static bool deref(const struct sfb_cfi_eval_ctx *cx, uint64_t size, uint64_t *ad
 	return true;
 }
 
-static uint64_t unary(unsigned op, uint64_t x, uint64_t operand)
+static uint64_t unary(unsigned op, uint64_t x)
 {
 	switch (op) {
 	case DW_OP_abs: return (int64_t)x < 0 ? -x : x;
 	case DW_OP_neg: return -x;
-	case DW_OP_not: return ~x;
-	default: return x + operand; /* DW_OP_plus_uconst */
+	default: return ~x; /* DW_OP_not */
 	}
 }
 
@@ -911,8 +997,9 @@ static bool branch(struct vm *m, uint64_t delta, bool taken)
 	return true;
 }
 
-/* Operation op, of class cls, with operands a, on s: the stack entries it
- * takes and leaves (the caller checked there are enough of both). */
+/* Operation op, of class cls, with the operands its shape gives in a, on
+ * s: the stack entries it takes and leaves (the caller checked there are
+ * enough of both). */
 static bool apply(struct vm *m, unsigned op, unsigned cls, const uint64_t *a, uint64_t *s)
 {
 	uint64_t t;
@@ -933,7 +1020,8 @@ static bool apply(struct vm *m, unsigned op, unsigned cls, const uint64_t *a, ui
 	case OP_ROT: t = s[2]; s[2] = s[1]; s[1] = s[0]; s[0] = t; return true;
 	case OP_DEREF: return deref(m->cx, sizeof *s, s);
 	case OP_DEREF_SIZE: return deref(m->cx, a[0], s);
-	case OP_UNARY: s[0] = unary(op, s[0], a[0]); return true;
+	case OP_UNARY: s[0] = unary(op, s[0]); return true;
+	case OP_PLUS_UCONST: s[0] += a[0]; return true;
 	case OP_BINARY: return binary(op, s[0], s[1], s);
 	case OP_SKIP: return branch(m, a[0], true);
 	case OP_BRA: return branch(m, a[0], s[0] != 0);
@@ -956,13 +1044,12 @@ int sfb_cfi_eval(const uint8_t *expr, uint64_t expr_len, uint32_t off, uint32_t 
 	if (push_cfa)
 		m.st[m.n++] = cfa;
 	for (unsigned ops = 0; m.at < m.b.len;) {
-		uint64_t op, a[2] = { 0, 0 };
+		uint64_t op, a[2];
 		if (++ops > SFB_CFI_EXPR_OPS || !sfb_dw_get(&m.b, &m.at, m.b.len, 1, &op))
 			return SFB_CFI_E_EXPR;
 		const struct op_shape *d = &op_shapes[op];
-		for (unsigned i = 0; i < 2 && d->opnd[i] != SFB_DW_NONE; i++)
-			if (sfb_dw_operand(&m.b, &m.at, m.b.len, d->opnd[i], &a[i]))
-				return SFB_CFI_E_EXPR;
+		if (d->opnd != SFB_DW_NONE && sfb_dw_operands(&m.b, &m.at, m.b.len, d->opnd, a))
+			return SFB_CFI_E_EXPR;
 		if (m.n < d->pops || m.n - d->pops + d->pushes > SFB_CFI_EXPR_STACK)
 			return SFB_CFI_E_EXPR;
 		if (!apply(&m, (unsigned)op, d->cls, a, &m.st[m.n - d->pops]))

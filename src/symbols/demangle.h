@@ -2,11 +2,16 @@
  * _ZN...17h<hash>E and v0 _R...) printed as binutils' `c++filt -i` prints
  * them, into a caller's buffer.
  *
- * Async-signal-safe: no allocation, no lock, no library call; the whole
- * state lives on the stack (under 16 KiB with the recursion it allows),
- * and every loop and recursion has a budget below.  A name that would
- * exceed one is refused, as is one that is not mangled: the caller then
- * prints the name as it is. */
+ * Async-signal-safe: no allocation, no lock, no system call, no library
+ * function but the string functions POSIX lists as async-signal-safe
+ * (strlen, memmove, which the compiler may call for a loop).  The whole
+ * state lives on the stack, under 16 KiB with the recursion the budgets
+ * below allow (tests/symbols/t_demangle.c measures it), and every loop
+ * and recursion has a budget.  A name that would exceed one is refused,
+ * as is one that is not mangled: the caller then prints the name as it
+ * is.  The most the 43,919 mangled names of libstdc++'s and libLLVM-14's
+ * .dynsym need: 170 nodes, 60 substitutions, parse depth 23, print depth
+ * 29, 1,075 steps. */
 #ifndef SFB_DEMANGLE_H
 #define SFB_DEMANGLE_H
 

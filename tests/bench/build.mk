@@ -21,8 +21,9 @@ bench-deps:
 # The work functions are exported so that the driver can find their sizes
 # (dladdr1).
 BENCH_MAIN_OBJS := $(BENCH_DIR)/bench_chain_main.o $(BENCH_DIR)/bench_distinct.o \
-	$(BENCH_DIR)/bench_chain_fpmain.o
+	$(BENCH_DIR)/bench_chain_fpmain.o $(BENCH_DIR)/bench_varied_main.o
 $(BENCH_DIR)/sfbench: tests/bench/sfbench.c tests/bench/bench_chain.h tests/bench/bench_distinct.h \
+		tests/bench/bench_varied.h \
 		tests/lib/sig_install.h $(STATIC) backtrace.h src/objects/objcache.h src/walk/rowmemo.h $(BENCH_MAIN_OBJS) \
 		$(BENCH_DIR)/libbench-linked.so | $(BENCH_DIR) bench-deps
 	$(CC) $(TESTFLAGS) -fno-omit-frame-pointer $(GSFRAME) $< $(BENCH_MAIN_OBJS) -o $@ \
@@ -59,6 +60,18 @@ $(BENCH_DIR)/libbench-fp.so: tests/bench/bench_chain.c tests/bench/bench_chain.h
 $(BENCH_DIR)/libbench-v1.so: tests/bench/bench_chain.c tests/bench/bench_chain.h | $(BENCH_DIR)
 	$(CC) $(BENCH_SOFLAGS) -fomit-frame-pointer $< -o $@
 
+# The varied chains (bench_varied.h): in sfbench itself and dlopen()ed with
+# frame pointers, dlopen()ed without (SFrame V1 here, V3 in run.sh).
+BENCH_VARIED_DEPS := tests/bench/bench_varied.c tests/bench/bench_varied.h tests/bench/bench_chain.h
+$(BENCH_DIR)/bench_varied_main.o: $(BENCH_VARIED_DEPS) | $(BENCH_DIR)
+	$(CC) $(BENCH_CODEFLAGS) -fPIE -fno-omit-frame-pointer -DVARIED_IN_MAIN -c $< -o $@
+
+$(BENCH_DIR)/libbench-varied-fp.so: $(BENCH_VARIED_DEPS) | $(BENCH_DIR)
+	$(CC) $(BENCH_SOFLAGS) -fno-omit-frame-pointer $< -o $@
+
+$(BENCH_DIR)/libbench-varied-v1.so: $(BENCH_VARIED_DEPS) | $(BENCH_DIR)
+	$(CC) $(BENCH_SOFLAGS) -fomit-frame-pointer $< -o $@
+
 # The cold-lookup library: 4096 functions, one FDE each.
 BENCH_BIG_FUNCS := 4096
 $(BENCH_DIR)/big_list.inc: | $(BENCH_DIR)
@@ -79,6 +92,7 @@ $(BENCH_DIR)/objs/libbobj%.so: tests/bench/bench_obj.c | $(BENCH_DIR)/objs
 	@$(CC) $(BENCH_SOFLAGS) -fomit-frame-pointer -DOBJ_ID=1$* $< -o $@
 
 bench: $(BENCH_DIR)/sfbench $(BENCH_DIR)/libbench-fp.so $(BENCH_DIR)/libbench-v1.so \
+		$(BENCH_DIR)/libbench-varied-fp.so $(BENCH_DIR)/libbench-varied-v1.so \
 		$(BENCH_DIR)/libbench-big.so $(BENCH_DIR)/libbench-real.so \
 		$(BENCH_OBJ_SOS)
 	@CC="$(CC)" BENCH_SOFLAGS="$(BENCH_SOFLAGS)" BENCH_CFLAGS="$(CFLAGS)" \

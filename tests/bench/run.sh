@@ -1,15 +1,18 @@
 #!/bin/sh
 # run.sh BUILD_DIR - the body of `make bench` (rules: tests/bench/build.mk).
 #
-# Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so, libbench-big.so,
+# Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so,
+# libbench-varied-fp.so, libbench-varied-v1.so, libbench-big.so,
 # objs/libbobj000..099.so}.  This script:
-#   1. builds libbench-v2.so / libbench-v3.so with binutils 2.44 / 2.47,
+#   1. builds libbench-v2.so / libbench-v3.so and libbench-varied-v3.so
+#      with binutils 2.44 / 2.47,
 #      fetched privately by tests/fixtures/toolchains.sh (network, once;
 #      skipped with "V2/V3 skipped: toolchain unavailable" if that fails);
-#   2. runs sfbench time, async, async-solo, lookup, firstcall and natural
-#      (timings; async-solo: every build at 125 us between SIGPROF samples,
-#      then main, distinct and v3 at 1 ms; natural: walks to the stack's
-#      natural end through libc, warm, cold and in SIGPROF samples);
+#   2. runs sfbench time, async, async-solo, lookup, firstcall, natural and
+#      varied (timings; async-solo: every build at 125 us between SIGPROF
+#      samples, then main, distinct and v3 at 1 ms; natural: walks to the
+#      stack's natural end through libc, warm, cold and in SIGPROF samples;
+#      varied: stacks that differ from call to call);
 #   3. counts syscalls per backtrace with strace -f -c (two runs with
 #      different iteration counts, the difference divided by the extra
 #      iterations);
@@ -17,8 +20,10 @@
 #      method, build and depth; the empty-call batch is subtracted) and
 #      keeps a per-function profile of sframebt;
 #   5. profiles sframebt with perf record, when perf works;
-#   6. writes BUILD_DIR/bench-results.md and prints it, and puts its
-#      figures in docs/SPEED.md and README.md (tests/bench/speed-md.sh).
+#   6. writes BUILD_DIR/bench-results.md and prints it (the TARGET lines as
+#      PASS/FAIL, the GOAL lines, the walker's targets, as MET/MISSED), and
+#      puts its figures in docs/SPEED.md and README.md
+#      (tests/bench/speed-md.sh).
 # Environment (from make): CC, BENCH_SOFLAGS, BENCH_CFLAGS.
 # Optional: SFB_TC (toolchain cache), SFB_BENCH_NO_FETCH=1 (never download).
 set -u
@@ -57,6 +62,11 @@ for v in 2 3; do
 		skipped="$skipped V$v"
 	fi
 done
+vso=$D/libbench-varied-v3.so
+rm -f "$vso"
+# shellcheck disable=SC2086
+have_tc 3 && $CC $BENCH_SOFLAGS -fomit-frame-pointer -B"$SFB_TC/bin/x86_64-$(suite_of 3)/" \
+	tests/bench/bench_varied.c -o "$vso"
 [ -n "$skipped" ] && echo "V2/V3 skipped: toolchain unavailable (${skipped# })"
 
 # ---- 2. Timings ------------------------------------------------------------
@@ -74,6 +84,10 @@ log "first calls (sfbench firstcall)"
 log "walks to the natural end through libc (sfbench natural)"
 "$BIN" natural >"$D/natural.md" 2>"$D/natural.err" ||
 	printf '**sfbench natural failed** (exit %s): %s\n\nTARGET: FAIL: the natural-end walks were measured (sfbench natural failed)\n' "$?" "$(cat "$D/natural.err")" >>"$D/natural.md"
+log "varied stacks (sfbench varied)"
+"$BIN" varied >"$D/varied.md" 2>"$D/varied.err" ||
+	printf '**sfbench varied failed** (exit %s): %s\n\nTARGET: FAIL: the varied stacks were measured (sfbench varied failed)\n' "$?" "$(cat "$D/varied.err")" >>"$D/varied.md"
+
 # Cross-check of the table size from the object file itself, and the whole
 # library's static data.
 tsz=$(nm -S "$B/obj/objcache.o" 2>/dev/null | awk '$3 ~ /^[bBdD]$/ && $4 == "table" { print $2 }')
@@ -183,6 +197,83 @@ self_cost_table() {
 			if (++k <= 14) printf "| %s | " fmt " | %s%% |\n", fn, ir / it / per, pct
 		}' "$1"
 }
+# The varied stacks' counts (dumps "var-METHOD BUILD DEPTH CAPTURES FRAMES"
+# in $D/cg/summary.txt), where their instructions go, and the memo lookup
+# the walk makes when a memo entry's hint misses.
+MEMO_FN_RE='memo_(find|lookup)[a-z_]*'
+varied_callgrind() {
+	echo "Varied stacks (the captures of \`sfbench varied\`, to the natural end; collection switched on"
+	echo "around each backtrace call only, minus an empty call), instructions per backtrace and per frame:"
+	echo
+	echo "| method | build | d=8 frames | Ir/bt | Ir/frame | d=32 frames | Ir/bt | Ir/frame | d=128 frames | Ir/bt | Ir/frame |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk '
+		$1 !~ /^var-/ { next }
+		{ m = $1; b = $2; d = $3; per[m, b, d] = $6 / $4; fr[m, b, d] = $5
+		  if (!((m, b) in seen)) { seen[m, b] = 1; order[++n] = m SUBSEP b } }
+		END {
+			name["var-fp"] = "frame-pointer walk"; name["var-sframebt"] = "sframebt"
+			name["var-unw"] = "libunwind unw_backtrace"; name["var-glibc"] = "glibc backtrace()"
+			split("8 32 128", ds, " ")
+			for (i = 1; i <= n; i++) {
+				split(order[i], mb, SUBSEP)
+				if (mb[1] == "var-empty") continue
+				line = "| " name[mb[1]] " | " mb[2] " |"
+				for (j = 1; j <= 3; j++) {
+					v = per[mb[1], mb[2], ds[j]] - per["var-empty", "main", ds[j]]
+					f = fr[mb[1], mb[2], ds[j]]
+					line = line sprintf(" %d | %.0f | %.1f |", f, v, f ? v / f : 0)
+				}
+				print line
+			}
+		}' "$D/cg/summary.txt"
+	echo
+	# Where sframebt's instructions go on varied stacks (main build, depth 32).
+	# shellcheck disable=SC2046 # three words: dump file, captures, frames
+	set -- $(awk '$1 == "var-sframebt" && $2 == "main" && $3 == 32 { print $7, $4, $5 }' "$D/cg/summary.txt")
+	[ $# -eq 3 ] || return 0
+	callgrind_annotate --threshold=100 --auto=no "$1" >"$D/profile-callgrind-varied.txt" 2>&1
+	echo "Where sframebt's instructions go on varied stacks (main build, depth 32, $3 frames; self"
+	echo "cost per frame, \`$D/profile-callgrind-varied.txt\`):"
+	echo
+	self_cost_table "$D/profile-callgrind-varied.txt" Ir/frame "$2" "$3" %.1f
+	echo
+	# The memo lookup behind a missed hint: calls a walk and instructions a
+	# call with what it calls (callgrind's inclusive cost over its calls),
+	# at each depth on the main build (no per-walk confirmation of the
+	# object) and at depth 32 on the others.
+	echo "The memo lookup by return address that the walk makes when a memo entry's hint misses"
+	echo "(also at a walk's first frame and where it crosses into another object): calls a walk, and"
+	echo "instructions a call with what it calls (inclusive cost / calls):"
+	echo
+	echo "| build | d | frames | function | calls a walk | Ir a call |"
+	echo "|---|---:|---:|---|---:|---:|"
+	awk '$1 == "var-sframebt" { print $2, $3, $4, $5, $7 }' "$D/cg/summary.txt" |
+		while read -r b d it fr f; do
+			[ "$b" = main ] || [ "$d" = 32 ] || continue
+			callgrind_annotate --inclusive=yes --tree=calling --threshold=100 --auto=no "$f" 2>/dev/null |
+				awk -v b="$b" -v d="$d" -v it="$it" -v fr="$fr" -v re="$MEMO_FN_RE" '
+					/^ *[0-9,]+ \( *[0-9.]+%\) +> / {
+						fn = $0; sub(/^.*> +/, "", fn); sub(/ \(.*/, "", fn); sub(/.*:/, "", fn)
+						if (fn !~ ("^" re "(\\.[a-z]+\\.[0-9]+)*$") || fn ~ /exact/) next
+						ir = $1; gsub(/,/, "", ir); c = $0; sub(/.*> [^(]*\(/, "", c); sub(/x\).*/, "", c)
+						gsub(/,/, "", c); inc += ir; calls += c; name = fn }
+					END {
+						if (calls) printf "| %s | %s | %s | %s() | %.1f | %.1f |\n", b, d, fr, name, calls / it, inc / calls
+						else printf "| %s | %s | %s | not found | - | - |\n", b, d, fr
+					}'
+		done >"$D/cg/memo-miss.txt"
+	cat "$D/cg/memo-miss.txt"
+	echo
+	awk -F'|' '
+		{ for (i = 2; i <= NF; i++) gsub(/^ +| +$/, "", $i) }
+		$2 == "main" && $3 == 128 { v = $7; fn = $5 }
+		END {
+			if (v == "" || v == "-") print "GOAL: MISSED: a memo lookup missing its hint <= 25 instructions (main build, depth 128: not measured)"
+			else printf "GOAL: %s: a memo lookup missing its hint <= 25 instructions (%s, callgrind inclusive cost / calls, main build, depth 128: %s)\n", v <= 25 ? "MET" : "MISSED", fn, v
+		}' "$D/cg/memo-miss.txt"
+	echo
+}
 # sfbench issues callgrind client requests when <valgrind/callgrind.h> was
 # there to compile them in.
 if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h ]; then
@@ -208,7 +299,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 			echo "| method | build | d=8 Ir/bt | Ir/frame | d=32 Ir/bt | Ir/frame | d=128 Ir/bt | Ir/frame |"
 			echo "|---|---|---:|---:|---:|---:|---:|---:|"
 			awk '
-				$1 == "lookup" || $1 ~ /^nat-/ { next }
+				$1 == "lookup" || $1 ~ /^(nat|var)-/ { next }
 				{ m = $1; b = $2; d = $3; it = $4; ir = $5
 				  per[m, b, d] = ir / it
 				  if (!((m, b) in seen)) { seen[m, b] = 1; order[++n] = m SUBSEP b } }
@@ -303,6 +394,7 @@ if command -v valgrind >/dev/null 2>&1 && [ -e /usr/include/valgrind/callgrind.h
 				echo
 			} >>"$cg"
 		fi
+		varied_callgrind >>"$cg"
 	else
 		printf '### Instructions per backtrace (callgrind)\n\nvalgrind run failed: see %s\n\n' "$D/cg/log" >"$cg"
 	fi
@@ -364,11 +456,18 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	echo
 	echo "### Targets"
 	echo
-	cat "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/firstcall.md" "$D/natural.md" "$sc" |
+	cat "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/firstcall.md" "$D/natural.md" \
+		"$D/varied.md" "$sc" |
 		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p'
 	echo
-	for f in "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/lookup.md" "$D/firstcall.md" "$D/natural.md" "$sc" "$cg" "$pm"; do
-		grep -v '^TARGET: ' "$f"
+	echo "### Walker targets"
+	echo
+	cat "$D/time.md" "$D/varied.md" "$cg" |
+		sed -n 's/^GOAL: \([A-Z]*\): \(.*\)/- **\1** \2/p'
+	echo
+	for f in "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/lookup.md" "$D/firstcall.md" \
+		"$D/natural.md" "$D/varied.md" "$sc" "$cg" "$pm"; do
+		grep -v '^TARGET: \|^GOAL: ' "$f"
 	done
 } >"$OUT"
 cat "$OUT"

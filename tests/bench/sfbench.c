@@ -2,7 +2,8 @@
  * runs its modes and assembles build/bench-results.md).
  *
  * Modes (all print Markdown; lines starting "TARGET: " are PASS/FAIL lines
- * that run.sh gathers):
+ * and lines starting "GOAL: " the walker's targets, MET/MISSED, that
+ * run.sh gathers):
  *   time                 warm backtraces in normal context, every method,
  *                        depths 8/32/128, medians of interleaved rounds
  *   async                SIGPROF samples: time spent in the handler, the
@@ -18,8 +19,9 @@
  *   firstcall            first backtrace in fresh processes with 1/10/100
  *                        objects loaded (spawns "firstcall-child K METHOD")
  *   callgrind            fixed batches under valgrind --tool=callgrind,
- *                        one dump per (method, build, depth), and one per
- *                        coarse-index size for the lookups below
+ *                        one dump per (method, build, depth), one per
+ *                        coarse-index size for the lookups below, and one
+ *                        per (method, build, depth) of varied captures
  *   natural              walks to the stack's natural end (through libc to
  *                        _start, a NAT_SIZE buffer) at depth 32: warm
  *                        against the frame-pointer walk to its own end,
@@ -27,6 +29,10 @@
  *                        interpretation (memo emptied, and fresh processes:
  *                        "natcold-child METHOD NPRE"); SIGPROF samples
  *                        walked to the natural end, one unwinder a process
+ *   varied               stacks that differ from call to call (bench_varied.h):
+ *                        each capture a chain built along a new path, walked
+ *                        to the natural end, every method, depths 8/32/128,
+ *                        libbench-varied-{fp,v1,v3}.so and the main program
  *   lookup               FDE lookups in libbench-big.so (4096 functions),
  *                        warm and with the section flushed from the caches,
  *                        without and with coarse indexes of several sizes
@@ -65,6 +71,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -103,6 +110,7 @@
 #include "rows/sframe_decode.h"
 #include "bench_chain.h"
 #include "bench_distinct.h"
+#include "bench_varied.h"
 #include "keep.h"
 #include "sig_install.h"
 
@@ -821,6 +829,20 @@ static void print_targets(void)
 	targets[0] = 0;
 }
 
+/* The targets the walker is to reach, judged MET or MISSED (they fail
+ * no run), are printed at once as "GOAL: MET|MISSED: ..." lines; run.sh gathers
+ * them apart from the TARGET lines. */
+static void goal(bool met, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void goal(bool met, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("GOAL: %s: ", met ? "MET" : "MISSED");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+}
+
 static int mode_time(void)
 {
 	char load0[32], load1[32];
@@ -917,6 +939,34 @@ static int mode_time(void)
 		       builds[b].label, r_glibc[2], r_glibc[1], r_glibc[0]);
 	}
 	printf("\n");
+	/* The walker's targets for the repeated chain, at depth 32 (a full
+	 * buffer): one line each, every SFrame build's figure. */
+	char g_fp[256] = "", g_unw[256] = "", g_glibc[256] = "";
+	bool m_fp = true, m_unw = true, m_glibc = true;
+	for (int i = 0; i < N_WARM_BUILDS; i++) {
+		int b = warm_builds[i];
+		struct row *s = find_row(MK_SFB, b), *u = find_row(MK_UNW, b),
+			   *g = find_row(MK_GLIBC, b);
+		if (!s)
+			continue;
+		double rf = paired_ratio(s, fp, 1), ru = paired_ratio(u, s, 1),
+		       rg = paired_ratio(g, s, 1);
+		m_fp = m_fp && !s->bad && rf <= 2.0;
+		m_unw = m_unw && !s->bad && ru >= 4.0;
+		m_glibc = m_glibc && !s->bad && rg >= 80.0;
+		size_t l = strlen(g_fp);
+		snprintf(g_fp + l, sizeof g_fp - l, "%s%s %.2fx", l ? ", " : "", builds[b].key, rf);
+		l = strlen(g_unw);
+		snprintf(g_unw + l, sizeof g_unw - l, "%s%s %.2fx", l ? ", " : "", builds[b].key, ru);
+		l = strlen(g_glibc);
+		snprintf(g_glibc + l, sizeof g_glibc - l, "%s%s %.1fx", l ? ", " : "", builds[b].key,
+			 rg);
+	}
+	goal(m_fp, "repeated chain, depth 32: sframebt <= 2x the frame-pointer walk a frame (%s)",
+	     g_fp);
+	goal(m_unw, "repeated chain, depth 32: >= 4x faster than unw_backtrace() (%s)", g_unw);
+	goal(m_glibc, "repeated chain, depth 32: >= 80x faster than glibc backtrace() (%s)",
+	     g_glibc);
 	target(sfb_rows_alloc_free(),
 	       "zero allocations per sframebt backtrace after warm-up (malloc-family interposer, "
 	       "all timed batches)");
@@ -2883,6 +2933,479 @@ static int mode_natural(void)
 	return 0;
 }
 
+/* ---- Varied stacks -------------------------------------------------------
+ * The chains above repeat one stack: every capture of a batch walks the
+ * same frames.  Here each capture walks a chain built anew along a path
+ * drawn from a seeded PRNG (bench_varied.h: VARIED_SHAPES functions of
+ * different frame sizes calling each other directly), so that the frame
+ * above a return address differs from capture to capture, as it does on
+ * a real program's stacks.  A capture is the chain built, one backtrace
+ * at its leaf with a NAT_SIZE buffer (to the natural end: through the
+ * chain's entry, the driver's frames and main() into libc, to _start),
+ * timed alone with rdtsc, and the trace checked: the chain's frames
+ * against the return addresses the chain recorded, the frames past it
+ * against the trace unw_backtrace() took at the same leaf in the batch's
+ * first capture (itself checked against that capture's path). */
+
+enum { VB_MAIN, VB_FP, VB_V1, VB_V3, VB_COUNT };
+static struct vbuild {
+	const char *key, *label, *lib;
+	int want_version;
+	bool ok;
+	int sframe_version;
+	int (*entry)(const struct varied_path *);
+} vbuilds[VB_COUNT] = {
+	{ .key = "main", .label = "varied chain in the main program, frame pointers (SFrame V1)",
+	  .want_version = 1 },
+	{ .key = "fp", .label = "varied chain dlopen()ed, frame pointers (SFrame V1)",
+	  .lib = "libbench-varied-fp.so", .want_version = 1 },
+	{ .key = "v1", .label = "varied chain dlopen()ed, SFrame V1 (binutils 2.40)",
+	  .lib = "libbench-varied-v1.so", .want_version = 1 },
+	{ .key = "v3", .label = "varied chain dlopen()ed, SFrame V3 (binutils 2.47)",
+	  .lib = "libbench-varied-v3.so", .want_version = 3 },
+};
+/* The frame-pointer walk each build's sframebt is compared with: on the
+ * same code where it has frame pointers, else on the dlopen()ed build
+ * with frame pointers (as the recursive chain's v1/v2/v3). */
+static const int vb_fp_of[VB_COUNT] = { VB_MAIN, VB_FP, VB_FP, VB_FP };
+
+#define VARIED_POOL 1024     /* paths drawn per depth */
+#define VARIED_CAPTURES 256  /* captures per batch, each on the next path of the pool */
+#define VARIED_CG_CAPTURES 200
+
+static uint8_t vpool[3][VARIED_POOL][VARIED_MAX_DEPTH + 1];
+/* Frame 0 of every varied trace: the call site in varied_cb, and in
+ * varied_cb_cg. */
+static void *vsite0[2];
+
+static void varied_load(void)
+{
+	for (int i = 0; i < VB_COUNT; i++) {
+		struct vbuild *b = &vbuilds[i];
+		if (!b->lib) {
+			b->entry = main_varied_entry;
+		} else {
+			char path[PATH_MAX + 32];
+			snprintf(path, sizeof path, "%s/%s", exe_dir, b->lib);
+			void *h = access(path, R_OK) ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL);
+			if (!h)
+				continue;
+			b->entry = (int (*)(const struct varied_path *))dlsym(h, "varied_chain_entry");
+			if (!b->entry)
+				die("varied chain library lacks varied_chain_entry");
+		}
+		struct ver_query q = { (uintptr_t)b->entry, 0 };
+		dl_iterate_phdr(ver_cb, &q);
+		b->sframe_version = q.version;
+		b->ok = true;
+	}
+	if (!vbuilds[VB_FP].ok || !vbuilds[VB_V1].ok)
+		die("libbench-varied-fp.so / libbench-varied-v1.so missing: run `make bench`");
+	/* The paths: a fixed seed, so that every run and method walks the
+	 * same stacks. */
+	uint64_t s = 0x5851f42d4c957f2dull;
+	for (int d = 0; d < 3; d++)
+		for (int i = 0; i < VARIED_POOL; i++)
+			for (int k = 0; k <= VARIED_MAX_DEPTH; k++) {
+				s ^= s << 13;
+				s ^= s >> 7;
+				s ^= s << 17;
+				vpool[d][i][k] = (uint8_t)(s % VARIED_SHAPES);
+			}
+}
+
+struct vrun {
+	bt_fn fn;
+	void **buf;
+	int n;
+	uint64_t ticks;
+	void *cb_ra;
+	unsigned long allocs;
+	void **ref; /* when set and ref_n is 0: unw_backtrace() after the capture */
+	int ref_n;
+};
+
+/* The leaf of a varied chain: one backtrace, timed with rdtsc or (cg)
+ * counted by callgrind, then the batch's reference if it has none.  One
+ * call site of every method in each of the two instances below: with cg
+ * a run-time flag the compiler would duplicate the call. */
+static inline __attribute__((always_inline)) int varied_capture(struct vrun *r, const bool cg)
+{
+	bt_fn fn = r->fn;
+	void **buf = r->buf;
+	unsigned long a0 = allocs_now();
+	uint64_t t0 = tsc_begin();
+	if (cg)
+		CALLGRIND_TOGGLE_COLLECT;
+	int n = fn(buf, NAT_SIZE);
+	if (cg)
+		CALLGRIND_TOGGLE_COLLECT;
+	uint64_t t1 = tsc_end();
+	r->allocs += allocs_now() - a0;
+	r->ticks = t1 - t0;
+	r->n = n;
+	if (r->ref && !r->ref_n)
+		r->ref_n = unw_backtrace(r->ref, NAT_SIZE);
+	return n;
+}
+
+static NOINLINE int varied_cb(void *arg)
+{
+	struct vrun *r = arg;
+	r->cb_ra = __builtin_return_address(0);
+	return varied_capture(r, false);
+}
+
+static NOINLINE int varied_cb_cg(void *arg)
+{
+	struct vrun *r = arg;
+	r->cb_ra = __builtin_return_address(0);
+	return varied_capture(r, true);
+}
+
+/* Frames 1..depth + 1 of trace t (n frames) as the path p's chain left
+ * them: [1] cb's return address, [k] p->ra[k - 1]. */
+static bool varied_chain_ok(void *const *t, int n, const struct varied_path *p, void *cb_ra,
+			    char *why, size_t len)
+{
+	if (n < p->depth + 3) {
+		snprintf(why, len, "%d frames, the chain alone has %d", n, p->depth + 2);
+		return false;
+	}
+	for (int k = 1; k <= p->depth + 1; k++) {
+		void *want = k == 1 ? cb_ra : p->ra[k - 1];
+		if (t[k] != want) {
+			snprintf(why, len, "frame %d is %p, the chain's %p", k, t[k], want);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A capture of method kind against its path and the batch's reference:
+ * the chain's frames exactly, then the reference's; every method the
+ * reference's count but the frame-pointer walk, which ends where frame
+ * records end (main()), a prefix of it. */
+static bool varied_trace_ok(int kind, const struct vrun *r, const struct varied_path *p,
+			    bool cg, char *why, size_t len)
+{
+	if (r->buf[0] != vsite0[cg]) {
+		snprintf(why, len, "frame 0 is %p, not the call site %p", r->buf[0], vsite0[cg]);
+		return false;
+	}
+	if (!varied_chain_ok(r->buf, r->n, p, r->cb_ra, why, len))
+		return false;
+	if (kind == MK_FP ? r->n >= r->ref_n : r->n != r->ref_n) {
+		snprintf(why, len, "%d frames, the reference %d", r->n, r->ref_n);
+		return false;
+	}
+	for (int k = p->depth + 2; k < r->n; k++)
+		if (r->buf[k] != r->ref[k]) {
+			snprintf(why, len, "frame %d is %p, the reference %p", k, r->buf[k], r->ref[k]);
+			return false;
+		}
+	return true;
+}
+
+struct vrow {
+	int kind, vb;
+	double ns[3][ROUNDS];   /* per depth and round: median ns a capture */
+	int frames[3];          /* frames a capture returned */
+	unsigned long allocs, calls;
+	unsigned bad;
+	char why[200];
+};
+
+static struct vrow vrows[24];
+static int nvrows;
+
+static void add_vrow(int kind, int vb)
+{
+	if (!vbuilds[vb].ok)
+		return;
+	if (nvrows == (int)(sizeof vrows / sizeof vrows[0]))
+		die("too many varied rows");
+	struct vrow *r = &vrows[nvrows++];
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->vb = vb;
+}
+
+static struct vrow *find_vrow(int kind, int vb)
+{
+	for (int i = 0; i < nvrows; i++)
+		if (vrows[i].kind == kind && vrows[i].vb == vb)
+			return &vrows[i];
+	return NULL;
+}
+
+/* One batch: captures on paths first..first + count of the depth's pool;
+ * each capture's ticks in ticks[] (when given); every trace checked. */
+static void varied_batch(struct vrow *rw, int di, unsigned first, unsigned count, bool cg,
+			 uint64_t *ticks)
+{
+	const struct vbuild *b = &vbuilds[rw->vb];
+	void *buf[NAT_SIZE + 8], *ref[NAT_SIZE + 8], *ra[VARIED_MAX_DEPTH + 2];
+	struct vrun r = { .fn = mk_fn[rw->kind], .buf = buf, .ref = ref };
+	struct varied_path p = { .depth = depths[di], .ra = ra, .cb = cg ? varied_cb_cg : varied_cb,
+				 .arg = &r };
+	char why[160];
+	for (unsigned i = 0; i < count; i++) {
+		p.shape = vpool[di][(first + i) % VARIED_POOL];
+		memset(buf, 0, sizeof buf);
+		b->entry(&p);
+		if (ticks)
+			ticks[i] = r.ticks;
+		if (rw->kind == MK_EMPTY)
+			continue;
+		bool ok = true;
+		if (i == 0 && !varied_chain_ok(ref, r.ref_n, &p, r.cb_ra, why, sizeof why)) {
+			ok = false;
+			snprintf(rw->why, sizeof rw->why, "the reference (unw_backtrace): %s", why);
+		} else if (!varied_trace_ok(rw->kind, &r, &p, cg, why, sizeof why)) {
+			ok = false;
+			snprintf(rw->why, sizeof rw->why, "depth %d: %s", depths[di], why);
+		} else if (rw->frames[di] && rw->frames[di] != r.n) {
+			ok = false;
+			snprintf(rw->why, sizeof rw->why, "depth %d: %d frames, before %d", depths[di],
+				 r.n, rw->frames[di]);
+		}
+		if (!ok)
+			rw->bad++;
+		rw->frames[di] = r.n;
+	}
+	rw->allocs += r.allocs;
+	rw->calls += count;
+}
+
+/* vsite0 from the frame-pointer walk on the main build, whose chain part
+ * is checked against the path. */
+static void varied_find_site0(void)
+{
+	for (int cg = 0; cg < 2; cg++) {
+		void *buf[NAT_SIZE + 8], *ra[VARIED_MAX_DEPTH + 2];
+		struct vrun r = { .fn = fp_backtrace, .buf = buf };
+		struct varied_path p = { .shape = vpool[1][0], .depth = depths[1], .ra = ra,
+					 .cb = cg ? varied_cb_cg : varied_cb, .arg = &r };
+		main_varied_entry(&p);
+		vsite0[cg] = buf[0];
+		char why[160];
+		if (!varied_chain_ok(buf, r.n, &p, r.cb_ra, why, sizeof why))
+			fprintf(stderr, "sfbench: frame-pointer walk disagrees with the varied chain: "
+				"%s\n", why);
+	}
+}
+
+static void add_varied_rows(void)
+{
+	for (int vb = 0; vb < VB_COUNT; vb++) {
+		if (vb_fp_of[vb] == vb)
+			add_vrow(MK_FP, vb);
+		add_vrow(MK_SFB, vb);
+		add_vrow(MK_UNW, vb);
+		add_vrow(MK_GLIBC, vb);
+	}
+}
+
+/* Median over the rounds of (num per frame) / (den per frame). */
+static double vratio(const struct vrow *num, const struct vrow *den, int di, bool per_frame)
+{
+	double v[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++) {
+		v[r] = num->ns[di][r] / den->ns[di][r];
+		if (per_frame)
+			v[r] *= (double)den->frames[di] / num->frames[di];
+	}
+	return median(v, ROUNDS);
+}
+
+static double vrow_median(const struct vrow *r, int di)
+{
+	double v[ROUNDS];
+	memcpy(v, r->ns[di], sizeof v);
+	return median(v, ROUNDS);
+}
+
+static int mode_varied(void)
+{
+	char load0[32], load1[32];
+	loadavg(load0, sizeof load0);
+	/* On the CPU it started on: no migration between a capture's chain
+	 * and its walk. */
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	int cpu = sched_getcpu();
+	if (cpu >= 0) {
+		CPU_SET(cpu, &one);
+		sched_setaffinity(0, sizeof one, &one);
+	}
+	calibrate_tsc();
+	varied_load();
+	varied_find_site0();
+	add_vrow(MK_EMPTY, VB_MAIN);
+	add_varied_rows();
+	static uint64_t ticks[VARIED_CAPTURES];
+	double tv[VARIED_CAPTURES];
+	/* Warm-up: discovery, libgcc_s, libunwind's caches, the memo. */
+	for (int i = 0; i < nvrows; i++)
+		for (int d = 0; d < 3; d++)
+			varied_batch(&vrows[i], d, 0, VARIED_POOL, false, NULL);
+	for (int i = 0; i < nvrows; i++) {
+		vrows[i].allocs = vrows[i].calls = 0;
+		vrows[i].bad = 0;
+	}
+	/* Interleaved rounds, each row and depth once in a new random order,
+	 * every row of a round on the same paths; the loop's own cost (the
+	 * rdtsc pair, an empty call) is the empty row's median of the same
+	 * round, subtracted. */
+	int npairs = nvrows * 3;
+	unsigned order[3 * sizeof vrows / sizeof vrows[0]];
+	for (int round = 0; round < ROUNDS; round++) {
+		unsigned first = (unsigned)round * VARIED_CAPTURES % VARIED_POOL;
+		double raw[3 * sizeof vrows / sizeof vrows[0]];
+		shuffled(order, (unsigned)npairs);
+		for (int k = 0; k < npairs; k++) {
+			struct vrow *rw = &vrows[order[k] / 3];
+			int d = order[k] % 3;
+			varied_batch(rw, d, first, VARIED_CAPTURES, false, ticks);
+			for (int i = 0; i < VARIED_CAPTURES; i++)
+				tv[i] = (double)ticks[i] * ns_per_tick;
+			raw[order[k]] = median(tv, VARIED_CAPTURES);
+		}
+		for (int k = 0; k < npairs; k++)
+			vrows[k / 3].ns[k % 3][round] = raw[k] - raw[k % 3]; /* row 0: empty */
+	}
+	loadavg(load1, sizeof load1);
+
+	printf("### Varied stacks, warm, to the natural end\n\n");
+	printf("Builds (tests/bench/bench_varied.c):");
+	for (int i = 0; i < VB_COUNT; i++)
+		printf(" %s = %s, .sframe version %d;", vbuilds[i].key,
+		       vbuilds[i].ok ? vbuilds[i].label : "not built", vbuilds[i].sframe_version);
+	printf("\n\n");
+	for (int i = 0; i < VB_COUNT; i++)
+		if (vbuilds[i].ok && vbuilds[i].sframe_version != vbuilds[i].want_version)
+			printf("**Warning**: build %s carries .sframe version %d, not %d.\n\n",
+			       vbuilds[i].key, vbuilds[i].sframe_version, vbuilds[i].want_version);
+	if (!vbuilds[VB_V3].ok)
+		printf("**V3 skipped: toolchain unavailable**.\n\n");
+	printf("Each capture walks a chain built anew along the next of %d paths a depth drawn "
+	       "from a seeded PRNG (%d function shapes of different frame sizes, each calling the "
+	       "next directly: up to %d return addresses, each with several possible frames "
+	       "above it), with a %d-entry buffer, so that the walk goes on past the chain "
+	       "through the driver's frames and main() into libc to _start. %d captures a batch, "
+	       "each timed alone with rdtsc (lfence'd); a batch's figure is the median capture, "
+	       "less the median of an empty call's batch in the same round (%d interleaved "
+	       "rounds, each on other paths, in a new random order; medians over the rounds; one "
+	       "CPU; load average %s at the start, %s at the end). Every trace is checked: the "
+	       "chain's frames against the return addresses the chain recorded on that path, the "
+	       "frames past it against unw_backtrace() at the same leaf (itself checked against "
+	       "its path); the frame-pointer walk ends where frame records end (main()), a prefix "
+	       "of it.\n\n",
+	       VARIED_POOL, VARIED_SHAPES, VARIED_SHAPES * (VARIED_SHAPES + 1), NAT_SIZE,
+	       VARIED_CAPTURES, ROUNDS, load0, load1);
+	printf("| method | build | d=8 frames | ns/call | ns/frame | d=32 frames | ns/call | ns/frame "
+	       "| d=128 frames | ns/call | ns/frame | allocs/call | frames checked |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+	for (int i = 1; i < nvrows; i++) {
+		struct vrow *r = &vrows[i];
+		printf("| %s | %s |", mk_name[r->kind], vbuilds[r->vb].key);
+		for (int d = 0; d < 3; d++) {
+			double m = vrow_median(r, d);
+			printf(" %d | %.0f | %.2f |", r->frames[d], m, m / r->frames[d]);
+		}
+		printf(" %.3g | %s |\n", (double)r->allocs / (double)(r->calls ? r->calls : 1),
+		       r->bad ? r->why : "ok");
+	}
+	printf("\n");
+	printf("Paired ratios, each the median over the rounds of that round's ratio: sframebt "
+	       "against the frame-pointer walk per frame (each divided by its own frame count; "
+	       "the `fp` build's walk for `v1` and `v3`, which keep no frame pointers) and per "
+	       "call, libunwind and glibc against sframebt per call (the same frames).\n\n");
+	printf("| build | d | sframebt / FP per frame | sframebt / FP per call | unw / sframebt | "
+	       "glibc / sframebt |\n|---|---:|---:|---:|---:|---:|\n");
+	char g_fp[256] = "", g_unw[256] = "", g_glibc[256] = "";
+	bool m_fp = true, m_unw = true, m_glibc = true;
+	for (int vb = 0; vb < VB_COUNT; vb++) {
+		struct vrow *s = find_vrow(MK_SFB, vb), *f = find_vrow(MK_FP, vb_fp_of[vb]),
+			    *u = find_vrow(MK_UNW, vb), *g = find_vrow(MK_GLIBC, vb);
+		if (!s || !f || !u || !g)
+			continue;
+		for (int d = 0; d < 3; d++) {
+			double rf = vratio(s, f, d, true), rc = vratio(s, f, d, false),
+			       ru = vratio(u, s, d, false), rg = vratio(g, s, d, false);
+			printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", vbuilds[vb].key, depths[d],
+			       rf, rc, ru, rg);
+			if (depths[d] != 32)
+				continue;
+			bool ok = !s->bad && !f->bad;
+			m_fp = m_fp && ok && rf <= 2.5;
+			m_unw = m_unw && ok && !u->bad && ru >= 3.0;
+			m_glibc = m_glibc && ok && !g->bad && rg >= 50.0;
+			size_t l = strlen(g_fp);
+			snprintf(g_fp + l, sizeof g_fp - l, "%s%s %.2fx", l ? ", " : "",
+				 vbuilds[vb].key, rf);
+			l = strlen(g_unw);
+			snprintf(g_unw + l, sizeof g_unw - l, "%s%s %.2fx", l ? ", " : "",
+				 vbuilds[vb].key, ru);
+			l = strlen(g_glibc);
+			snprintf(g_glibc + l, sizeof g_glibc - l, "%s%s %.1fx", l ? ", " : "",
+				 vbuilds[vb].key, rg);
+		}
+	}
+	printf("\n");
+	goal(m_fp, "varied stacks, depth 32, to the natural end: sframebt <= 2.5x the "
+		   "frame-pointer walk a frame (%s)", g_fp);
+	goal(m_unw, "varied stacks, depth 32: >= 3x faster than unw_backtrace() (%s)", g_unw);
+	goal(m_glibc, "varied stacks, depth 32: >= 50x faster than glibc backtrace() (%s)",
+	     g_glibc);
+	bool all_ok = true, alloc_free = true;
+	for (int i = 1; i < nvrows; i++) {
+		all_ok = all_ok && !vrows[i].bad;
+		alloc_free = alloc_free && (vrows[i].kind != MK_SFB || !vrows[i].allocs);
+	}
+	target(alloc_free, "zero allocations per sframebt backtrace on varied stacks after "
+			   "warm-up (malloc-family interposer, every capture)");
+	target(all_ok, "every varied-stack trace of every method matched its path's return "
+		       "addresses and the reference past the chain");
+	print_targets();
+	return 0;
+}
+
+/* Callgrind dumps of the varied captures: sfb:var-METHOD:BUILD:DEPTH:CAPTURES:FRAMES,
+ * collection switched on around each backtrace call only. */
+static int varied_callgrind(void)
+{
+	varied_load();
+	varied_find_site0();
+	add_vrow(MK_EMPTY, VB_MAIN);
+	add_varied_rows();
+	for (int i = 0; i < nvrows; i++)
+		for (int d = 0; d < 3; d++)
+			varied_batch(&vrows[i], d, 0, 64, false, NULL);
+	/* Callgrind counts calls with collection off too: the warm-up's go
+	 * into a dump of their own. */
+	CALLGRIND_DUMP_STATS_AT("varied-warmup");
+	int bad = 0;
+	for (int i = 0; i < nvrows; i++)
+		for (int d = 0; d < 3; d++) {
+			struct vrow *r = &vrows[i];
+			unsigned n = r->kind == MK_GLIBC || r->kind == MK_UNW ? VARIED_CG_CAPTURES / 4
+									      : VARIED_CG_CAPTURES;
+			varied_batch(r, d, 64, n, true, NULL);
+			char name[96];
+			snprintf(name, sizeof name, "sfb:var-%s:%s:%d:%u:%d", mk_key[r->kind],
+				 vbuilds[r->vb].key, depths[d], n, r->kind == MK_EMPTY ? 0 : r->frames[d]);
+			CALLGRIND_DUMP_STATS_AT(name);
+			if (r->bad) {
+				fprintf(stderr, "sfbench callgrind: varied %s/%s: %s\n", mk_key[r->kind],
+					vbuilds[r->vb].key, r->why);
+				bad = 1;
+			}
+		}
+	return bad;
+}
+
 /* ---- Callgrind, syscalls, spin ---------------------------------------- */
 
 static int mode_callgrind(void)
@@ -2941,6 +3464,7 @@ static int mode_callgrind(void)
 		}
 	}
 	callgrind_lookups();
+	bad |= varied_callgrind();
 	if (!RUNNING_ON_VALGRIND)
 		fprintf(stderr, "sfbench: callgrind mode is meant to run under valgrind\n");
 	return bad;
@@ -3010,6 +3534,8 @@ int main(int argc, char **argv)
 		return mode_lookup();
 	if (!strcmp(m, "natural"))
 		return mode_natural();
+	if (!strcmp(m, "varied"))
+		return mode_varied();
 	if (!strcmp(m, "natcold-child"))
 		return mode_natcold_child(argc, argv);
 	if (!strcmp(m, "callgrind"))

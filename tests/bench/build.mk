@@ -1,6 +1,6 @@
 # `make bench`: the benchmark (tests/bench/run.sh does the runs and writes
 # $(B)/bench-results.md).  Not part of `make test`.  Benchmark-only
-# dependencies (libunwind, strace, valgrind) are installed by
+# dependencies (libunwind, strace, valgrind, the sampled programs) are installed by
 # tests/bench/deps.sh and never linked into the library.
 BENCH_DIR := $(B)/bench
 # The chain libraries and the first-call objects: project warnings, PIC,
@@ -93,7 +93,7 @@ $(BENCH_DIR)/objs/libbobj%.so: tests/bench/bench_obj.c | $(BENCH_DIR)/objs
 
 bench: $(BENCH_DIR)/sfbench $(BENCH_DIR)/libbench-fp.so $(BENCH_DIR)/libbench-v1.so \
 		$(BENCH_DIR)/libbench-varied-fp.so $(BENCH_DIR)/libbench-varied-v1.so \
-		$(BENCH_DIR)/libbench-big.so $(BENCH_DIR)/libbench-real.so \
+		$(WORLD_PROBE) $(BENCH_DIR)/libbench-big.so $(BENCH_DIR)/libbench-real.so \
 		$(BENCH_OBJ_SOS)
-	@CC="$(CC)" BENCH_SOFLAGS="$(BENCH_SOFLAGS)" BENCH_CFLAGS="$(CFLAGS)" \
+	@CC="$(CC)" BENCH_SOFLAGS="$(BENCH_SOFLAGS)" BENCH_CFLAGS="$(CFLAGS)" BENCH_PROBE="$(WORLD_PROBE)" \
 		sh tests/bench/run.sh $(B)

@@ -3,7 +3,8 @@
 #
 # Make has built BUILD_DIR/bench/{sfbench, libbench-fp.so, libbench-v1.so,
 # libbench-varied-fp.so, libbench-varied-v1.so, libbench-big.so,
-# objs/libbobj000..099.so}.  This script:
+# objs/libbobj000..099.so} and tests/world's probe ($BENCH_PROBE).  This
+# script:
 #   1. builds libbench-v2.so / libbench-v3.so and libbench-varied-v3.so
 #      with binutils 2.44 / 2.47,
 #      fetched privately by tests/fixtures/toolchains.sh (network, once;
@@ -12,7 +13,8 @@
 #      varied (timings; async-solo: every build at 125 us between SIGPROF
 #      samples, then main, distinct and v3 at 1 ms; natural: walks to the
 #      stack's natural end through libc, warm, cold and in SIGPROF samples;
-#      varied: stacks that differ from call to call);
+#      varied: stacks that differ from call to call), and samples real
+#      programs with tests/world/probe.c;
 #   3. counts syscalls per backtrace with strace -f -c (two runs with
 #      different iteration counts, the difference divided by the extra
 #      iterations);
@@ -24,7 +26,7 @@
 #      PASS/FAIL, the GOAL lines, the walker's targets, as MET/MISSED), and
 #      puts its figures in docs/SPEED.md and README.md
 #      (tests/bench/speed-md.sh).
-# Environment (from make): CC, BENCH_SOFLAGS, BENCH_CFLAGS.
+# Environment (from make): CC, BENCH_SOFLAGS, BENCH_CFLAGS, BENCH_PROBE.
 # Optional: SFB_TC (toolchain cache), SFB_BENCH_NO_FETCH=1 (never download).
 set -u
 B=${1:-build}
@@ -87,6 +89,101 @@ log "walks to the natural end through libc (sfbench natural)"
 log "varied stacks (sfbench varied)"
 "$BIN" varied >"$D/varied.md" 2>"$D/varied.err" ||
 	printf '**sfbench varied failed** (exit %s): %s\n\nTARGET: FAIL: the varied stacks were measured (sfbench varied failed)\n' "$?" "$(cat "$D/varied.err")" >>"$D/varied.md"
+
+# ---- SIGPROF samples of real programs ----------------------------------------
+# Debian programs run with tests/world/probe.c preloaded (a 1 kHz
+# SIGPROF timer on every thread; the handler walks each sample with
+# sframebt and with libunwind on the same ucontext, in alternating order,
+# each walk timed with CLOCK_MONOTONIC, and compares the two stacks at
+# exit).  Each program's result files hold one "c SFRAMEBT_NS LIBUNWIND_NS"
+# line a sample and "samples N equal E" a process.
+real=$D/real.md
+probe=${BENCH_PROBE:-$B/tests/world/probe.so}
+case $probe in /*) ;; *) probe=$PWD/$probe ;; esac
+log "SIGPROF samples of real programs (tests/world/probe.c)"
+rw=$D/real
+rm -rf "$rw"
+mkdir -p "$rw/in"
+# Input for the compressors: deterministic text (2.5 MB, and its first
+# megabyte for xz, the slowest), random-looking
+# enough that they work for their output.
+awk 'BEGIN { srand(1); for (i = 0; i < 50000; i++) { l = i
+	for (j = 0; j < 8; j++) l = l sprintf(" %x", int(rand() * 65536) * (j + 1)); print l } }' \
+	>"$rw/in/data.txt"
+head -c 1000000 "$rw/in/data.txt" >"$rw/in/data-1m.txt"
+# name|command (run by sh in $rw/in, output thrown away), each about a
+# second; the name is how the program's executable is named.
+REAL='python3|python3 -c "import json, re; d = [{\"k\": i, \"v\": str(i) * 3} for i in range(250000)]; s = json.dumps(d); print(len(re.findall(r\"[0-9]+\", s)))"
+lua5.4|lua5.4 -e "local t = {} for i = 1, 8000000 do local k = i % 1000 t[k] = (t[k] or 0) + i end local s = {} for i = 1, 100000 do s[#s + 1] = tostring(i) end print(#table.concat(s, \",\"))"
+sqlite3|sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500000) SELECT sum(x * x % 7), count(*) FROM c;"
+xz|xz -6 -T1 -c data-1m.txt
+gzip|gzip -6 -c data.txt data.txt data.txt data.txt'
+{
+	echo "### SIGPROF samples of real programs"
+	echo
+	echo "Each program runs with \`tests/world/probe.c\` preloaded (built as \`$probe\`): a 1 kHz"
+	echo "SIGPROF timer on every thread; the handler walks each sample to the end of its stack with"
+	echo "\`sframe_backtrace_ex()\` and with libunwind (\`unw_init_local2(UNW_INIT_SIGNAL_FRAME)\` and"
+	echo "\`unw_step()\`) on the same ucontext, in alternating order, each walk timed with"
+	echo "\`CLOCK_MONOTONIC\` (a clock read, about 20 ns, in both), and at exit compares the two stacks"
+	echo "frame by frame (PCs, CFAs, both ending at the stack's end). Per program: the median ns a walk"
+	echo "of each unwinder over all samples, and their ratio; the geometric mean of the ratios judges"
+	echo "the target."
+	echo
+	echo "| program | samples | equal to libunwind | sframebt median ns | p90 | libunwind median ns | p90 | libunwind / sframebt |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+} >"$real"
+rw=$(cd "$rw" && pwd)
+# q FILE F: the F-quantile (nearest rank) of the numbers in FILE.
+q() { sort -n "$1" | awk -v f="$2" '{ v[NR] = $1 } END { if (NR) print v[int(f * (NR - 1) + 0.5) + 1] }'; }
+real_ok=yes
+while IFS='|' read -r name cmd; do
+	[ -n "$name" ] || continue
+	out=$rw/out-$name
+	mkdir -p "$out"
+	if ! command -v "$name" >/dev/null 2>&1; then
+		echo "| $name | not installed | | | | | | |" >>"$real"
+		real_ok=no
+		continue
+	fi
+	(cd "$rw/in" && timeout -s KILL 60 env LD_PRELOAD="$probe" SFB_WORLD_OUT="$out" \
+		sh -c "$cmd") >/dev/null 2>"$out/stderr" </dev/null || real_ok=no
+	# The program's own processes only (not the shell that started it).
+	awk -v o="$out" -v prog="$name" '
+		FNR == 1 { keep = 0 }
+		$1 == "exe" { x = $2; sub(/.*\//, "", x); keep = index(x, prog) == 1 }
+		keep && $1 == "samples" { s += $2; e += $4 }
+		keep && $1 == "c" { print $2 > (o "/cost.sfb"); print $3 > (o "/cost.unw") }
+		END { print s + 0, e + 0 }' "$out"/*.txt >"$out/counts" 2>/dev/null
+	read -r s e <"$out/counts"
+	if [ "$s" -eq 0 ]; then
+		echo "| $name | 0 | - | - | - | - | - | - |" >>"$real"
+		real_ok=no
+		continue
+	fi
+	[ $((e * 100)) -ge $((s * 99)) ] || real_ok=no
+	awk -v name="$name" -v s="$s" -v e="$e" -v ms="$(q "$out/cost.sfb" 0.5)" \
+		-v ps="$(q "$out/cost.sfb" 0.9)" -v mu="$(q "$out/cost.unw" 0.5)" \
+		-v pu="$(q "$out/cost.unw" 0.9)" 'BEGIN {
+		printf "| %s | %d | %d (%.1f%%) | %d | %d | %d | %d | %.1f |\n", name, s, e, 100 * e / s,
+			ms, ps, mu, pu, (ms > 0 ? mu / ms : 0) }' >>"$real"
+done <<REAL_END
+$REAL
+REAL_END
+echo >>"$real"
+# The geometric mean of the per-program ratios (the last column).
+awk -v ok="$real_ok" '
+	/^\| / && $(NF - 1) ~ /^[0-9.]+$/ && $(NF - 1) > 0 {
+		n++; l += log($(NF - 1)); list = list (list == "" ? "" : ", ") $2 " " $(NF - 1) "x" }
+	END {
+		g = n ? exp(l / n) : 0
+		if (n) printf "Geometric mean of libunwind / sframebt over the %d programs: %.1f.\n\n", n, g
+		printf "GOAL: %s: SIGPROF samples of real programs: sframebt >= 15x cheaper than libunwind (geometric mean of the per-program ratios of medians: %.1fx; %s)\n", \
+			g >= 15 ? "MET" : "MISSED", g, list
+		printf "TARGET: %s: SIGPROF samples of real programs: every program ran and was sampled, its stacks >= 99%% equal to libunwind'"'"'s\n", \
+			ok == "yes" ? "PASS" : "FAIL"
+	}' "$real" >"$real.tail"
+cat "$real.tail" >>"$real"
 
 # Cross-check of the table size from the object file itself, and the whole
 # library's static data.
@@ -457,16 +554,16 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown')
 	echo "### Targets"
 	echo
 	cat "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/firstcall.md" "$D/natural.md" \
-		"$D/varied.md" "$sc" |
+		"$D/varied.md" "$real" "$sc" |
 		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p'
 	echo
 	echo "### Walker targets"
 	echo
-	cat "$D/time.md" "$D/varied.md" "$cg" |
+	cat "$D/time.md" "$D/varied.md" "$real" "$cg" |
 		sed -n 's/^GOAL: \([A-Z]*\): \(.*\)/- **\1** \2/p'
 	echo
 	for f in "$D/time.md" "$D/async.md" "$D/async-solo.md" "$D/lookup.md" "$D/firstcall.md" \
-		"$D/natural.md" "$D/varied.md" "$sc" "$cg" "$pm"; do
+		"$D/natural.md" "$D/varied.md" "$real" "$sc" "$cg" "$pm"; do
 		grep -v '^TARGET: \|^GOAL: ' "$f"
 	done
 } >"$OUT"

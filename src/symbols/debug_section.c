@@ -1,0 +1,363 @@
+/* Debug sections through windows: see debug_section.h. */
+#define _GNU_SOURCE
+#include "symbols/debug_section.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/bytes.h"
+#include "base/dwarf.h"
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_DATA ELFDATA2LSB
+#else
+#define HOST_DATA ELFDATA2MSB
+#endif
+
+/* Section names, by id. */
+static const char *const sec_name[SFB_DSEC_COUNT] = {
+	[SFB_DSEC_INFO] = ".debug_info",
+	[SFB_DSEC_ABBREV] = ".debug_abbrev",
+	[SFB_DSEC_LINE] = ".debug_line",
+	[SFB_DSEC_LINE_STR] = ".debug_line_str",
+	[SFB_DSEC_STR] = ".debug_str",
+	[SFB_DSEC_STR_OFFSETS] = ".debug_str_offsets",
+	[SFB_DSEC_ADDR] = ".debug_addr",
+	[SFB_DSEC_RNGLISTS] = ".debug_rnglists",
+	[SFB_DSEC_RANGES] = ".debug_ranges",
+	[SFB_DSEC_ARANGES] = ".debug_aranges",
+};
+
+/* All of N bytes at file offset OFF, through short reads and EINTR. */
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return SFB_DSEC_E_IO;
+		p += r, n -= (size_t)r, off += (uint64_t)r;
+	}
+	return 0;
+}
+
+#define NAME_MAX_LEN 24 /* longer than every name of sec_name[] */
+
+int sfb_dsec_find(int fd, struct sfb_elf_sections *out, void *scratch, size_t size)
+{
+	memset(out, 0, sizeof *out);
+	if (!scratch || size < SFB_DSEC_FIND_SCRATCH)
+		return SFB_DSEC_E_SCRATCH;
+	Elf64_Ehdr eh;
+	if (pread_all(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != HOST_DATA ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr))
+		return SFB_DSEC_E_ELF;
+	uint64_t shnum = eh.e_shnum, shstrndx = eh.e_shstrndx;
+	Elf64_Shdr sh;
+	if (shnum == 0 || shstrndx == SHN_XINDEX) {
+		/* More sections than e_shnum holds: the counts are in section 0. */
+		if (eh.e_shoff == 0 || pread_all(fd, &sh, sizeof sh, eh.e_shoff))
+			return SFB_DSEC_E_ELF;
+		if (shnum == 0)
+			shnum = sh.sh_size;
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = sh.sh_link;
+	}
+	if (shnum > SFB_DSEC_MAX_SECTIONS || shstrndx >= shnum)
+		return SFB_DSEC_E_ELF;
+	Elf64_Shdr strs;
+	if (pread_all(fd, &strs, sizeof strs, eh.e_shoff + shstrndx * sizeof sh))
+		return SFB_DSEC_E_ELF;
+	Elf64_Shdr *tab = scratch;
+	size_t per = size / sizeof sh;
+	char name[NAME_MAX_LEN + 1];
+	for (uint64_t i = 0; i < shnum; i += per) {
+		size_t k = shnum - i < per ? (size_t)(shnum - i) : per;
+		if (pread_all(fd, tab, k * sizeof sh, eh.e_shoff + i * sizeof sh))
+			return SFB_DSEC_E_ELF;
+		for (size_t j = 0; j < k; j++) {
+			const Elf64_Shdr *s = &tab[j];
+			if (s->sh_type == SHT_NOBITS || s->sh_size == 0 ||
+			    s->sh_name >= strs.sh_size)
+				continue;
+			size_t n = strs.sh_size - s->sh_name < NAME_MAX_LEN
+					   ? (size_t)(strs.sh_size - s->sh_name) : NAME_MAX_LEN;
+			if (pread_all(fd, name, n, strs.sh_offset + s->sh_name))
+				continue;
+			name[n] = 0;
+			for (int id = 0; id < SFB_DSEC_COUNT; id++) {
+				if (strcmp(name, sec_name[id]) || out->sec[id].size)
+					continue;
+				out->sec[id].offset = s->sh_offset;
+				out->sec[id].size = s->sh_size;
+				out->sec[id].compressed = (s->sh_flags & SHF_COMPRESSED) != 0;
+			}
+		}
+	}
+	return 0;
+}
+
+bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs)
+{
+	for (int id = 0; id < SFB_DSEC_COUNT; id++)
+		if (secs->sec[id].size && secs->sec[id].compressed)
+			return true;
+	return false;
+}
+
+int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate)
+{
+	memset(d, 0, sizeof *d);
+	d->fd = fd;
+	d->zowner = -1;
+	if (zstate) {
+		d->z = zstate;
+		d->zwindow = (uint8_t *)zstate + sizeof(struct sfb_inflate);
+		d->zin = d->zwindow + SFB_INFLATE_WINDOW;
+	}
+	for (int id = 0; id < SFB_DSEC_COUNT; id++) {
+		const struct sfb_elf_section *s = &secs->sec[id];
+		d->sec[id] = *s;
+		d->data[id] = s->offset;
+		d->size[id] = s->size;
+		if (!s->size || !s->compressed)
+			continue;
+		uint8_t h[sizeof(Elf64_Chdr)];
+		struct sfb_chdr ch;
+		if (!d->z)
+			return SFB_DSEC_E_SCRATCH;
+		if (s->size < sizeof h)
+			return SFB_DSEC_E_CHDR;
+		if (pread_all(fd, h, sizeof h, s->offset))
+			return SFB_DSEC_E_IO;
+		if (sfb_chdr_read(h, sizeof h, true, &ch) || ch.type != SFB_ELFCOMPRESS_ZLIB)
+			return SFB_DSEC_E_CHDR;
+		d->data[id] = s->offset + ch.header_size;
+		d->size[id] = ch.size;
+	}
+	return 0;
+}
+
+void sfb_dview_init(struct sfb_dview *v, struct sfb_dsecs *d, int id, uint8_t *buf, size_t cap)
+{
+	v->d = d;
+	v->id = id;
+	v->buf = buf;
+	v->cap = cap;
+	v->base = 0;
+	v->len = 0;
+}
+
+/* Restart the inflater on section ID's stream. */
+static void z_restart(struct sfb_dsecs *d, int id)
+{
+	sfb_inflate_init(d->z, SFB_INFLATE_ZLIB, d->zwindow);
+	sfb_inflate_set_limit(d->z, d->size[id]);
+	d->zowner = id;
+	d->zin_off = 0;
+	d->zout = 0;
+	d->restarts++;
+}
+
+/* Decompress section ID's next N bytes into OUT (NULL: discard them). */
+static int z_take(struct sfb_dsecs *d, int id, uint8_t *out, uint64_t n)
+{
+	struct sfb_inflate *z = d->z;
+	uint64_t csize = d->sec[id].size - (d->data[id] - d->sec[id].offset);
+	while (n) {
+		if (d->inflated + n > SFB_DSEC_MAX_INFLATE)
+			return SFB_DSEC_E_BUDGET_INFLATE;
+		size_t step = n > (1u << 30) ? (1u << 30) : (size_t)n;
+		if (z->avail_in == 0 && d->zin_off < csize) {
+			size_t k = csize - d->zin_off < SFB_DSEC_INPUT ? (size_t)(csize - d->zin_off)
+								       : SFB_DSEC_INPUT;
+			if (pread_all(d->fd, d->zin, k, d->data[id] + d->zin_off))
+				return SFB_DSEC_E_IO;
+			d->preads++;
+			d->zin_off += k;
+			z->next_in = d->zin;
+			z->avail_in = k;
+		}
+		z->next_out = out;
+		z->avail_out = step;
+		int rc = sfb_inflate(z, d->zin_off == csize);
+		size_t got = step - z->avail_out;
+		d->zout += got;
+		d->inflated += got;
+		n -= got;
+		if (out)
+			out += got;
+		if (rc < 0)
+			return SFB_DSEC_E_INFLATE;
+		if (rc == SFB_INFLATE_END && n)
+			return SFB_DSEC_E_TRUNCATED; /* the stream is shorter than ch_size */
+		if (rc == SFB_INFLATE_NEED_INPUT && d->zin_off == csize && z->avail_in == 0)
+			return SFB_DSEC_E_INFLATE;
+	}
+	return 0;
+}
+
+int sfb_dview_need(struct sfb_dview *v, uint64_t off, size_t n)
+{
+	struct sfb_dsecs *d = v->d;
+	uint64_t size = d->size[v->id];
+	if (off > size)
+		return SFB_DSEC_E_TRUNCATED;
+	if (n > size - off)
+		n = (size_t)(size - off);
+	if (off >= v->base && off - v->base <= v->len && n <= v->len - (off - v->base))
+		return 0;
+	if (n > v->cap)
+		return SFB_DSEC_E_TRUNCATED;
+	if (++d->loads > SFB_DSEC_MAX_LOADS)
+		return SFB_DSEC_E_BUDGET_LOADS;
+	size_t want = size - off < v->cap ? (size_t)(size - off) : v->cap;
+	if (!d->sec[v->id].compressed) {
+		v->len = 0;
+		int err = pread_all(d->fd, v->buf, want, d->data[v->id] + off);
+		if (err)
+			return err;
+		d->preads++;
+		v->base = off;
+		v->len = want;
+		return 0;
+	}
+	/* Keep what the window already holds from off on when the stream
+	 * continues right after it. */
+	size_t keep = 0;
+	uint64_t end = v->base + v->len;
+	if (d->zowner == v->id && d->zout == end && off >= v->base && off <= end) {
+		keep = (size_t)(end - off);
+		memmove(v->buf, v->buf + (off - v->base), keep);
+	} else if (d->zowner != v->id || d->zout > off) {
+		z_restart(d, v->id);
+	}
+	v->base = off;
+	v->len = 0;
+	int err = 0;
+	if (!keep && d->zout < off)
+		err = z_take(d, v->id, NULL, off - d->zout);
+	if (!err)
+		err = z_take(d, v->id, v->buf + keep, want - keep);
+	if (err) {
+		d->zowner = -1;
+		return err;
+	}
+	v->len = want;
+	return 0;
+}
+
+/* The window as bytes, and OFF's position in it, once [off, off + n) is in. */
+static int view_at(struct sfb_dview *v, uint64_t off, size_t n, struct sfb_bytes *b, uint64_t *at)
+{
+	int err = sfb_dview_need(v, off, n);
+	if (err)
+		return err;
+	b->p = v->buf;
+	b->len = v->len;
+	b->swap = false;
+	*at = off - v->base;
+	return 0;
+}
+
+int sfb_dview_u(struct sfb_dview *v, uint64_t *off, unsigned width, uint64_t *out)
+{
+	struct sfb_bytes b;
+	uint64_t at;
+	int err = view_at(v, *off, width, &b, &at);
+	if (err)
+		return err;
+	if (!sfb_dw_get(&b, &at, b.len, width, out))
+		return SFB_DSEC_E_TRUNCATED;
+	*off += width;
+	return 0;
+}
+
+static int leb(struct sfb_dview *v, uint64_t *off, bool sgn, uint64_t *out)
+{
+	struct sfb_bytes b;
+	uint64_t at, start;
+	int err = view_at(v, *off, SFB_LEB_MAX_BYTES, &b, &at);
+	if (err)
+		return err;
+	start = at;
+	switch (sfb_dw_leb(&b, &at, b.len, sgn, out)) {
+	case SFB_DW_OK:
+		*off += at - start;
+		return 0;
+	case SFB_DW_E_TRUNCATED:
+		return SFB_DSEC_E_TRUNCATED;
+	default:
+		return SFB_DSEC_E_LEB;
+	}
+}
+
+int sfb_dview_uleb(struct sfb_dview *v, uint64_t *off, uint64_t *out)
+{
+	return leb(v, off, false, out);
+}
+
+int sfb_dview_sleb(struct sfb_dview *v, uint64_t *off, int64_t *out)
+{
+	uint64_t u;
+	int err = leb(v, off, true, &u);
+	*out = (int64_t)u;
+	return err;
+}
+
+int sfb_dview_str(struct sfb_dview *v, uint64_t *off, char *dst, size_t cap)
+{
+	size_t n = 0;
+	uint64_t at = *off;
+	for (;;) {
+		struct sfb_bytes b;
+		uint64_t i, c;
+		size_t chunk = v->cap;
+		int err = view_at(v, at, 1, &b, &i);
+		if (err)
+			return err;
+		if (chunk > b.len - i)
+			chunk = (size_t)(b.len - i);
+		for (size_t k = 0; k < chunk; k++, i++, at++, n++) {
+			if (n >= SFB_DSEC_MAX_STRING)
+				return SFB_DSEC_E_STRING;
+			if (!sfb_get(&b, i, 1, &c))
+				return SFB_DSEC_E_TRUNCATED;
+			if (dst && n + 1 < cap)
+				dst[n] = (char)c;
+			if (c == 0) {
+				if (dst && cap)
+					dst[n < cap ? n : cap - 1] = 0;
+				*off = at + 1;
+				return 0;
+			}
+		}
+	}
+}
+
+int sfb_dview_skip(struct sfb_dview *v, uint64_t *off, uint64_t n)
+{
+	uint64_t size = v->d->size[v->id];
+	if (*off > size || n > size - *off)
+		return SFB_DSEC_E_TRUNCATED;
+	*off += n;
+	return 0;
+}
+
+const char *sfb_dsec_err_name(int err)
+{
+	static const char *const names[] = {
+		[0] = "ok", [1] = "io", [2] = "truncated", [3] = "leb128",
+		[4] = "string-too-long", [5] = "compression-header", [6] = "inflate",
+		[7] = "inflate-budget", [8] = "load-budget", [9] = "not-elf64",
+		[10] = "no-section", [11] = "scratch-too-small",
+	};
+	if (err > 0 || err < SFB_DSEC_E_LAST_)
+		return "unknown";
+	return names[-err];
+}

@@ -1,0 +1,81 @@
+#!/bin/sh
+# Source lines and inlined frames (src/symbols/lines.c) against binutils'
+# addr2line and llvm-symbolizer: random PCs of the .text of programs
+# built here (gcc -O0 and -O2, DWARF 5 and 4, zlib-compressed sections,
+# C++, clang) and of libc through its compressed libc6-dbg debug file.
+# Each binary: >= 99% agreement on the first frame's file:line and on the
+# whole inline chain (functions as linkage names, call sites).  The
+# lookups run in a signal handler on a 64 KiB alternate stack.
+. tests/lib/check.sh
+. tests/lib/install-deps.sh
+install_deps binutils llvm-14 libc6-dbg gcc g++ clang python3
+N=${SFB_LINES_PCS:-2000}
+CC=${CC:-gcc}
+
+srcs="src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c"
+if ! $CC -std=gnu11 -Wall -Wextra -Werror -O2 -Isrc tests/symbols/lines_driver.c $srcs \
+	-o "$tmp/lines_driver"; then
+	notok "lines_driver builds"
+	exit 1
+fi
+
+p=tests/symbols/lines_prog.c
+q=tests/symbols/lines_prog_cxx.cc
+build() { # build NAME COMPILER ARGS...
+	n=$1
+	shift
+	"$@" -o "$tmp/$n" && echo "$n"
+}
+bins=$(
+	build c_O0 gcc -O0 -g $p
+	build c_O2 gcc -O2 -g $p
+	build c_O2_dwarf4 gcc -O2 -gdwarf-4 $p
+	build c_O3_zlib gcc -O3 -g -gz=zlib $p
+	build c_O2_dwarf4_zlib gcc -O2 -gdwarf-4 -gz=zlib $p
+	build cxx_O2 g++ -O2 -g $q
+	build cxx_O2_zlib g++ -O2 -g -gz=zlib $q
+	build clang_O2 clang -O2 -g $p
+	build clangxx_O2 clang++ -O2 -g $q
+	build clangxx_O2_dwarf4 clang++ -O2 -gdwarf-4 $q
+)
+
+# pcs FILE [TEXT_FROM]: N random addresses of TEXT_FROM's .text, sorted.
+pcs() {
+	readelf -SW "${2:-$1}" | python3 -c '
+import random, re, sys
+n = int(sys.argv[1])
+for l in sys.stdin:
+    m = re.search(r"\]\s+\.text\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", l)
+    if m:
+        a, s = int(m.group(1), 16), int(m.group(2), 16)
+        random.seed(a ^ s)
+        for x in sorted(random.randrange(a, a + s) for _ in range(n)):
+            print("%x" % x)
+' "$N"
+}
+
+compare() { # compare NAME FILE [TEXT_FROM]
+	pcs "$2" "$3" >"$tmp/$1.pcs"
+	addr2line -i -f -a -e "$2" <"$tmp/$1.pcs" >"$tmp/$1.a2l"
+	sed 's/^/0x/' "$tmp/$1.pcs" |
+		llvm-symbolizer-14 --output-style=GNU -i -f -a --no-demangle -e "$2" |
+		sed 's/^0x\(.*\)/\1/; t x; b; :x s/^/0x0000000000000000/; s/^0x0*\(................\)$/0x\1/' \
+		>"$tmp/$1.llvm"
+	"$tmp/lines_driver" -s -v "$2" <"$tmp/$1.pcs" >"$tmp/$1.ours" 2>"$tmp/$1.log"
+	grep '^alternate stack' "$tmp/$1.log" | sed "s/^/# $1: /"
+	python3 tests/symbols/lines_compare.py "$1 vs addr2line" "$tmp/$1.a2l" "$tmp/$1.ours"
+	python3 tests/symbols/lines_compare.py "$1 vs llvm-symbolizer" "$tmp/$1.llvm" "$tmp/$1.ours"
+}
+
+for b in $bins; do
+	compare "$b" "$tmp/$b"
+done
+
+libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')
+bid=$(readelf -n "$libc" | awk '/Build ID:/ { print $3 }')
+dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
+if [ -f "$dbg" ]; then
+	compare libc_dbg "$dbg" "$libc"
+else
+	notok "libc's debug file $dbg (libc6-dbg)"
+fi

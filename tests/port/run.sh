@@ -76,12 +76,16 @@ R=$TC/root/glibc231
 if bash -c '. tests/fixtures/toolchains.sh &&
 	tc_fetch bullseye glibc231 libc6 libc6-dev linux-libc-dev libgcc-s1'; then
 	# The packages' links are absolute (/lib/...): make them point
-	# inside the unpacked tree, where the linker and loader look.
+	# inside the unpacked tree, where the linker and loader look.  A link
+	# already pointing there (an earlier run's) is made again from its
+	# target with every leading $R taken off, so that runs repeat.
 	for d in "$R/lib64" "$R/usr/lib/x86_64-linux-gnu"; do
 		for f in "$d"/*; do
 			[ -L "$f" ] || continue
 			t=$(readlink "$f")
-			case $t in /*) ln -sfn "$R$t" "$f" ;; esac
+			case $t in /*) ;; *) continue ;; esac
+			while [ "${t#"$R"/}" != "$t" ]; do t=${t#"$R"}; done
+			ln -sfn "$R$t" "$f"
 		done
 	done
 	L=$R/usr/lib/x86_64-linux-gnu

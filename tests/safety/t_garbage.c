@@ -138,7 +138,7 @@ static int walk_checked(struct stats *s, const ucontext_t *uc, unsigned flags, i
 		why = "frame count out of range";
 	else if (memcmp(&f[size], guard, sizeof guard) != 0)
 		why = "wrote past the buffer";
-	else if (st.stop < SFRAME_BT_STOP_OUTERMOST || st.stop > SFRAME_BT_STOP_CACHE_FULL)
+	else if (st.stop < SFRAME_BT_STOP_OUTERMOST || st.stop > SFRAME_BT_STOP_EH_FRAME_UNINDEXED)
 		why = "stop reason out of range";
 	else if (st.stop == SFRAME_BT_STOP_BUFFER_FULL && n != size)
 		why = "buffer-full with room left";

@@ -308,7 +308,7 @@ static UNUSED_FN int verify_chain(const struct wctx *c, const struct sframe_bt_f
 		return V_EXACT;
 	}
 	/* Short: acceptable only with a reported reason. */
-	if (stop == SFRAME_BT_STOP_NONE || stop > SFRAME_BT_STOP_BAD_EH_FRAME ||
+	if (stop == SFRAME_BT_STOP_NONE || stop > SFRAME_BT_STOP_EH_FRAME_UNINDEXED ||
 	    (stop == SFRAME_BT_STOP_BUFFER_FULL && n != size)) {
 		*bad = n;
 		return V_WRONG;

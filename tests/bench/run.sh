@@ -19,8 +19,9 @@
 #      different iteration counts, the difference divided by the extra
 #      iterations);
 #   4. counts instructions with valgrind --tool=callgrind (one dump per
-#      method, build and depth; the empty-call batch is subtracted) and
-#      keeps a per-function profile of sframebt;
+#      method, build and depth, of the repeated chains and of the varied
+#      ones; the empty call is subtracted), keeps per-function profiles of
+#      sframebt and measures the memo lookup behind a missed hint;
 #   5. profiles sframebt with perf record, when perf works;
 #   6. writes BUILD_DIR/bench-results.md and prints it (the TARGET lines as
 #      PASS/FAIL, the GOAL lines, the walker's targets, as MET/MISSED), and

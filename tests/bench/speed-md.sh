@@ -5,8 +5,9 @@
 # In each FILE (default: docs/SPEED.md README.md) the lines between
 #   <!-- results:begin -->  and  <!-- results:end -->   (docs/SPEED.md)
 #   <!-- speed:begin -->    and  <!-- speed:end -->     (README.md)
+#   <!-- why:begin -->      and  <!-- why:end -->       (README.md)
 # are replaced: the first pair by the full summary, the second by the short
-# table.  A file without the markers is left alone.  tests/bench/run.sh runs
+# table, the third by the figures the README's "Why" gives.  A file without the markers is left alone.  tests/bench/run.sh runs
 # this at the end of every `make bench`, so the figures in the documents are
 # always those of the last run.
 set -u
@@ -20,7 +21,7 @@ trap 'rm -f "$tmp".*' EXIT
 # One awk pass reads the results file and writes both blocks.  Tables are
 # found by their section heading and read by column; a row or section
 # missing from the run (V2/V3 skipped, no valgrind) shows as "-".
-awk -v full="$tmp.full" -v short="$tmp.short" '
+awk -v full="$tmp.full" -v short="$tmp.short" -v why="$tmp.why" '
 function trim(s) { gsub(/^[ \t`]+|[ \t`]+$/, "", s); return s }
 function v(k) { return (k in val) ? val[k] : "-" }
 function row(f, n, i) {
@@ -55,8 +56,41 @@ function build_rows(builds, at, cols, also, suffix,   B, nb, C, nc, i, k, c, lin
 /^- Compiler: / { comp = substr($0, 13); sub(/;.*/, "", comp) }
 /^- Binutils: / { bu = substr($0, 13) }
 /^- libunwind / { lu = substr($0, 3) }
-/^### / { sec = $0; next }
+# A ratio x = the other'"'"'s cost / sframebt'"'"'s, as words.
+function cheaper(x, than) {
+	if (x == "-" || x == "") return "(not measured) against " than
+	return x >= 1 ? sprintf("%.1f times cheaper than %s", x, than) \
+		      : sprintf("%.1f times the cost of %s", 1 / x, than)
+}
+/^### / { sec = $0; cgpart = ""; next }
 sec == "### Targets" && /^- \*\*/ { targets[++nt] = $0 }
+sec == "### Walker targets" && /^- \*\*/ { goals[++ng] = $0 }
+sec ~ /^### Varied stacks/ && /^\| / {
+	row(f)
+	if (f[2] == "method" || f[2] == "build" || f[2] ~ /^-/) next
+	if (f[3] ~ /^[0-9]+$/) {
+		# build d sfb/FP a frame, a call, unw/sfb, glibc/sfb
+		val["vr", f[2], f[3], "fp"] = f[4]; val["vr", f[2], f[3], "unw"] = f[6]
+		val["vr", f[2], f[3], "glibc"] = f[7]
+	} else if (f[6] ~ /^[0-9.]+$/) {
+		# method build, then frames ns/call ns/frame at d=8, 32, 128
+		val["var", f[2], f[3], 8] = f[6]; val["var", f[2], f[3], 32] = f[9]
+		val["var", f[2], f[3], 128] = f[12]; val["var", f[2], f[3], "call"] = f[8]
+		val["var", f[2], f[3], "frames"] = f[7]
+	}
+}
+sec ~ /^### SIGPROF samples of real programs/ {
+	if (/^Geometric mean/) { g = $0; sub(/.*programs: /, "", g); sub(/\.$/, "", g); val["realgeo"] = g }
+	if (/^\| / && row(f) && f[5] ~ /^[0-9]+$/) {
+		# program samples equal sfb p90 unw p90 ratio
+		np++; prog[np] = f[2]; val["real", f[2], "n"] = f[3]; val["real", f[2], "eq"] = f[4]
+		val["real", f[2], "sfb"] = f[5]; val["real", f[2], "unw"] = f[7]; val["real", f[2], "r"] = f[9]
+		if (lo == "" || f[5] + 0 < lo) lo = f[5] + 0
+		if (hi == "" || f[5] + 0 > hi) hi = f[5] + 0
+		if (ulo == "" || f[7] + 0 < ulo) ulo = f[7] + 0
+		if (uhi == "" || f[7] + 0 > uhi) uhi = f[7] + 0
+	}
+}
 sec ~ /^### Warm backtraces/ && /^\| / {
 	row(f)
 	if (f[2] == "method" || f[2] ~ /^-/) next
@@ -64,10 +98,10 @@ sec ~ /^### Warm backtraces/ && /^\| / {
 		# method build d=8 ns/bt ns/frame d=32 ns/bt ns/frame d=128 ns/bt ns/frame
 		val["warm", f[2], f[3], 8] = f[5]; val["warm", f[2], f[3], 32] = f[7]
 		val["warm", f[2], f[3], 128] = f[9]
-	} else if (f[3] == "128") {
+	} else if (f[3] == "128" || f[3] == "32") {
 		# sframebt build, d, sframebt / FP, unw / sframebt, glibc / sframebt
-		val["ratio", f[2], "fp"] = f[4]; val["ratio", f[2], "unw"] = f[5]
-		val["ratio", f[2], "glibc"] = f[6]
+		val["ratio", f[2], "fp" f[3]] = f[4]; val["ratio", f[2], "unw" f[3]] = f[5]
+		val["ratio", f[2], "glibc" f[3]] = f[6]
 	}
 }
 sec ~ /^### Natural-end walks/ && /^\| / {
@@ -131,6 +165,25 @@ sec ~ /^### Instructions per backtrace/ && /^- [a-z_]+\(\): [0-9.]+ calls a walk
 	c = $0; sub(/^- /, "", c); sub(/ calls a walk, /, " calls, ", c); sub(/ a walk with what it calls$/, "", c)
 	past = past (past == "" ? "" : "; ") "`" substr(c, 1, index(c, ":") - 1) "` " substr(c, index(c, ":") + 2)
 }
+sec ~ /^### Instructions per backtrace/ && /^Varied stacks \(the captures/ { cgpart = "var" }
+sec ~ /^### Instructions per backtrace/ && /^Where sframebt.s instructions go on varied/ { cgpart = "varprof" }
+sec ~ /^### Instructions per backtrace/ && /^The memo lookup by return address/ { cgpart = "memo" }
+sec ~ /^### Instructions per backtrace/ && cgpart == "var" && /^\| / {
+	row(f)
+	if (f[10] ~ /^[0-9.]+$/) { val["varir", f[2], f[3], 32] = f[9]; val["varir", f[2], f[3], 128] = f[12] }
+	next
+}
+sec ~ /^### Instructions per backtrace/ && cgpart == "varprof" && /^\| / {
+	row(f)
+	if (f[3] ~ /^[0-9.]+$/ && nvp < 6) vprof[++nvp] = "`" f[2] "` " f[3]
+	next
+}
+sec ~ /^### Instructions per backtrace/ && cgpart == "memo" && /^\| / {
+	row(f)
+	if (f[7] ~ /^[0-9.]+$/) { val["memo", f[2], f[3]] = f[7]; val["memo", f[2], f[3], "calls"] = f[6]
+		val["memo", f[2], f[3], "frames"] = f[4]; memofn = f[5] }
+	next
+}
 sec ~ /^### Instructions per backtrace/ && /^\| / {
 	row(f)
 	if (f[9] ~ /^[0-9.]+$/) val["ir", f[2], f[3]] = f[9]
@@ -177,6 +230,40 @@ END {
 		v("natfirst" SUBSEP "sfb"), v("natfirst" SUBSEP "unw"), v("natfirst" SUBSEP "glibc") > short
 	printf "| first interpretation of a `.eh_frame` row, fresh process, µs | %s | - | - | - |\n", \
 		v("cfi" SUBSEP "fresh") > short
+	printf "| varied stacks (a new stack every call), to the natural end, depth 32, warm, ns a frame, main program | %s | %s | %s | %s |\n", \
+		v("var" SUBSEP sfb SUBSEP "main" SUBSEP 32), v("var" SUBSEP fpm SUBSEP "main" SUBSEP 32), \
+		v("var" SUBSEP unw SUBSEP "main" SUBSEP 32), v("var" SUBSEP gl SUBSEP "main" SUBSEP 32) > short
+	if (np)
+		printf "| SIGPROF samples of real programs, median ns a sample, lowest–highest of %d programs | %s–%s | - | %s–%s | - |\n", \
+			np, lo, hi, ulo, uhi > short
+	print "" > short
+	printf "Varied stacks: %s per frame against the frame-pointer walk, per call %s and %s (main program, depth 32).", \
+		v("vr" SUBSEP "main" SUBSEP 32 SUBSEP "fp") "x", \
+		cheaper(v("vr" SUBSEP "main" SUBSEP 32 SUBSEP "unw"), "libunwind"), \
+		cheaper(v("vr" SUBSEP "main" SUBSEP 32 SUBSEP "glibc"), "glibc") > short
+	if (np) {
+		printf " SIGPROF samples of real programs (" > short
+		for (i = 1; i <= np; i++) printf "%s%s", (i > 1 ? ", " : ""), prog[i] > short
+		printf "): %s (geometric mean of the per-program ratios of medians).", \
+			cheaper(v("realgeo"), "libunwind") > short
+	}
+	print "" > short
+
+	# The README'"'"'s "Why": the main program, depth 32, repeated and varied.
+	print "Measured by `make bench` (the main program, warm, depth 32; [Speed](#speed)): on a" > why
+	printf "call chain that repeats one stack, a walk is %s\nand %s; on stacks that vary\n", \
+		cheaper(v("ratio" SUBSEP "main" SUBSEP "glibc32"), "glibc'"'"'s `backtrace()`"), \
+		cheaper(v("ratio" SUBSEP "main" SUBSEP "unw32"), "libunwind'"'"'s `unw_backtrace()`") > why
+	printf "from call to call (a function called from several places), %s\nand %s.\n", \
+		cheaper(v("vr" SUBSEP "main" SUBSEP 32 SUBSEP "glibc"), "glibc'"'"'s"), \
+		cheaper(v("vr" SUBSEP "main" SUBSEP 32 SUBSEP "unw"), "libunwind'"'"'s") > why
+	printf "A SIGPROF sample of the benchmark'"'"'s depth-32 chain costs %s ns (%s ns walked\n", \
+		v("sig" SUBSEP "125us" SUBSEP "main" SUBSEP "sfb"), v("natsig" SUBSEP "main" SUBSEP "sfb") > why
+	if (np)
+		printf "through libc to `_start`); a sample of a real program costs %s–%s ns (medians of\n%d Debian programs), %s (geometric mean).\n", \
+			lo, hi, np, cheaper(v("realgeo"), "libunwind'"'"'s") > why
+	else
+		printf "through libc to `_start`); samples of real programs were not measured.\n" > why
 
 	printf "Measured by `make bench` on %s, sframebt %s:\n\n", when, rev > full
 	if (cpu != "") print "- CPU: " cpu > full
@@ -201,12 +288,74 @@ END {
 			v("warm" SUBSEP m SUBSEP b SUBSEP 128), v("ir" SUBSEP m SUBSEP b) > full
 	}
 	print "" > full
-	print "Paired ratios at depth 128 (the median over the rounds of each round'"'"'s ratio):" > full
+	print "Paired ratios at depths 32 and 128 (the median over the rounds of each round'"'"'s ratio):" > full
 	print "" > full
-	print "| build | sframebt / frame-pointer walk | libunwind / sframebt | glibc / sframebt |" > full
-	print "|---|---:|---:|---:|" > full
-	build_rows("main linked v1 v2 v3", "ratio", "fp unw glibc")
+	print "| build | sframebt / frame-pointer walk, d=32 | d=128 | libunwind / sframebt, d=32 | d=128 | glibc / sframebt, d=32 | d=128 |" > full
+	print "|---|---:|---:|---:|---:|---:|---:|" > full
+	build_rows("main linked v1 v2 v3", "ratio", "fp32 fp128 unw32 unw128 glibc32 glibc128")
 	print "" > full
+	print "**Varied stacks** (a new stack every call: chains of 6 function shapes along random" > full
+	print "paths, so that a function has several callers; to the natural end through libc to" > full
+	print "`_start`), warm, ns a frame (callgrind instructions a frame in brackets). `main`: in" > full
+	print "the main program, `fp`: a `dlopen()`ed library, both with frame pointers (the" > full
+	print "frame-pointer walk on the same code); `v1`/`v3`: `dlopen()`ed, built by binutils 2.40/2.47" > full
+	print "without frame pointers." > full
+	print "" > full
+	print "| method | build | frames at d=32 | ns a call at d=32 | d=8 | d=32 | d=128 |" > full
+	print "|---|---|---:|---:|---:|---:|---:|" > full
+	nm = split("main:" fpm ";main:" sfb ";main:" unw ";main:" gl ";fp:" fpm ";fp:" sfb ";v1:" sfb ";v3:" sfb, L, ";")
+	for (i = 1; i <= nm; i++) {
+		b = substr(L[i], 1, index(L[i], ":") - 1); m = substr(L[i], index(L[i], ":") + 1)
+		if (!(("var" SUBSEP m SUBSEP b SUBSEP 32) in val)) continue
+		printf "| %s | %s | %s | %s | %s | %s (%s) | %s (%s) |\n", m, b, \
+			v("var" SUBSEP m SUBSEP b SUBSEP "frames"), v("var" SUBSEP m SUBSEP b SUBSEP "call"), \
+			v("var" SUBSEP m SUBSEP b SUBSEP 8), \
+			v("var" SUBSEP m SUBSEP b SUBSEP 32), v("varir" SUBSEP m SUBSEP b SUBSEP 32), \
+			v("var" SUBSEP m SUBSEP b SUBSEP 128), v("varir" SUBSEP m SUBSEP b SUBSEP 128) > full
+	}
+	print "" > full
+	print "Paired ratios on varied stacks (the median over the rounds of each round'"'"'s ratio;" > full
+	print "against the frame-pointer walk a frame, on the `fp` build'"'"'s code for `v1` and `v3`):" > full
+	print "" > full
+	print "| build | sframebt / frame-pointer walk, d=32 | d=128 | libunwind / sframebt, d=32 | d=128 | glibc / sframebt, d=32 | d=128 |" > full
+	print "|---|---:|---:|---:|---:|---:|---:|" > full
+	nb = split("main fp v1 v3", B, " ")
+	for (i = 1; i <= nb; i++)
+		if (("vr" SUBSEP B[i] SUBSEP 32 SUBSEP "fp") in val)
+			printf "| %s | %s | %s | %s | %s | %s | %s |\n", B[i], \
+				v("vr" SUBSEP B[i] SUBSEP 32 SUBSEP "fp"), v("vr" SUBSEP B[i] SUBSEP 128 SUBSEP "fp"), \
+				v("vr" SUBSEP B[i] SUBSEP 32 SUBSEP "unw"), v("vr" SUBSEP B[i] SUBSEP 128 SUBSEP "unw"), \
+				v("vr" SUBSEP B[i] SUBSEP 32 SUBSEP "glibc"), v("vr" SUBSEP B[i] SUBSEP 128 SUBSEP "glibc") > full
+	print "" > full
+	if (("memo" SUBSEP "main" SUBSEP 128) in val) {
+		printf "A memo lookup by return address that misses its hint (`%s`, callgrind inclusive\n", memofn > full
+		printf "instructions / calls, main build): %s Ir a call at depth 128 (%s calls a walk of %s frames),\n", \
+			v("memo" SUBSEP "main" SUBSEP 128), v("memo" SUBSEP "main" SUBSEP 128 SUBSEP "calls"), \
+			v("memo" SUBSEP "main" SUBSEP 128 SUBSEP "frames") > full
+		printf "%s at depth 32 (%s calls, %s frames).", v("memo" SUBSEP "main" SUBSEP 32), \
+			v("memo" SUBSEP "main" SUBSEP 32 SUBSEP "calls"), v("memo" SUBSEP "main" SUBSEP 32 SUBSEP "frames") > full
+		if (nvp) {
+			printf " Where sframebt'"'"'s instructions go (self cost, Ir a frame, main build, depth 32):" > full
+			for (i = 1; i <= nvp; i++) printf "%s %s", (i > 1 ? "," : ""), vprof[i] > full
+			printf "." > full
+		}
+		print "" > full
+		print "" > full
+	}
+	if (np) {
+		print "**SIGPROF samples of real programs** (Debian'"'"'s, `tests/world/probe.c` preloaded: each" > full
+		print "sample walked by sframebt and by libunwind on the same ucontext), median ns a walk:" > full
+		print "" > full
+		print "| program | samples | stacks equal | sframebt | libunwind | libunwind / sframebt |" > full
+		print "|---|---:|---:|---:|---:|---:|" > full
+		for (i = 1; i <= np; i++)
+			printf "| %s | %s | %s | %s | %s | %s |\n", prog[i], v("real" SUBSEP prog[i] SUBSEP "n"), \
+				v("real" SUBSEP prog[i] SUBSEP "eq"), v("real" SUBSEP prog[i] SUBSEP "sfb"), \
+				v("real" SUBSEP prog[i] SUBSEP "unw"), v("real" SUBSEP prog[i] SUBSEP "r") > full
+		print "" > full
+		printf "Geometric mean of the ratios: %s.\n", v("realgeo") > full
+		print "" > full
+	}
 	print "**SIGPROF samples** at depth 32, one unwinder per process, median ns in the" > full
 	print "handler; samples 125 µs apart (1 ms apart in brackets, where measured)." > full
 	print "`distinct`: 32 distinct functions with frame pointers, so the frame-pointer" > full
@@ -298,6 +447,10 @@ END {
 	print "**Targets** checked by the run:" > full
 	print "" > full
 	for (i = 1; i <= nt; i++) print targets[i] > full
+	print "" > full
+	print "**Walker targets** (\"Targets for the walker\" above), met or missed by this run:" > full
+	print "" > full
+	for (i = 1; i <= ng; i++) print goals[i] > full
 }' "$R" || exit 1
 
 # replace FILE BEGIN END BLOCK: the lines strictly between the markers.
@@ -312,4 +465,5 @@ for f; do
 	[ -f "$f" ] || continue
 	replace "$f" '<!-- results:begin -->' '<!-- results:end -->' "$tmp.full"
 	replace "$f" '<!-- speed:begin -->' '<!-- speed:end -->' "$tmp.short"
+	replace "$f" '<!-- why:begin -->' '<!-- why:end -->' "$tmp.why"
 done

@@ -1662,7 +1662,7 @@ struct printer {
 	const struct dm_tree *t;
 	struct dm_node *n; /* t->n, writable: the loop guard counts */
 	char *out;
-	size_t size, len;
+	size_t size, len; /* LEN may pass SIZE: see put() */
 	char last; /* the last character appended (kept over a trimmed ", ") */
 	int err;
 	const struct tpl *tpl;
@@ -1672,15 +1672,16 @@ struct printer {
 	unsigned depth, max_depth, steps;
 };
 
+/* Append C.  Past the buffer's end the length still counts (and nothing
+ * is stored): a trimmed ", " may bring the text back into the buffer,
+ * and whether it fits is known only at the end. */
 static void put(struct printer *r, char c)
 {
 	if (r->err)
 		return;
-	if (r->len + 1 >= r->size) {
-		r->err = 1;
-		return;
-	}
-	r->out[r->len++] = c;
+	if (r->len + 1 < r->size)
+		r->out[r->len] = c;
+	r->len++;
 	r->last = c;
 }
 
@@ -2717,7 +2718,7 @@ int sfb_dm_print_cxx(struct dm_tree *t, unsigned root, char *out, size_t size,
 		u->print_depth = r.max_depth;
 		u->steps = r.steps;
 	}
-	if (r.err)
+	if (r.err || r.len >= size)
 		return -1;
 	out[r.len] = 0;
 	return (int)r.len;

@@ -405,6 +405,7 @@ int main(void)
 	check_refused();
 	check_sizes("_ZNSt6vectorIiSaIiEE9push_backERKi");
 	check_sizes("_Z1fPFivEPA3_iM1AKFvvE");
+	check_sizes("_Z1fIvIEEvv"); /* ", " written, then trimmed (an empty pack) */
 	check_sizes("_ZN3std2rt10lang_start17h0123456789abcdefE");
 	check_sizes("_RNvNtCskK7mfDs1mzF_1mu11ncode_cta3gu9gre_6ka8l");
 	check_budgets();

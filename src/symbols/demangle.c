@@ -2135,21 +2135,40 @@ static NOINLINE void print_modifier(struct printer *r, unsigned dc, unsigned inn
 	r->mods = m.next;
 }
 
-static NOINLINE void print_cv(struct printer *r, unsigned dc)
+/* Whether a qualifier of DC's kind waits among the qualifiers just
+ * pushed: arrays push the same one twice, and it prints once. */
+static int cv_pending(const struct printer *r, unsigned dc)
 {
-	/* The same qualifier pushed twice (arrays do that) prints once. */
-	for (struct mod *m = r->mods; m; m = m->next) {
+	for (const struct mod *m = r->mods; m; m = m->next) {
 		if (m->printed)
 			continue;
 		unsigned k = K(r, m->node);
 		if (k != K_RESTRICT && k != K_VOLATILE && k != K_CONST)
-			break;
-		if (k == K(r, dc)) {
-			print(r, L(r, dc));
+			return 0;
+		if (k == K(r, dc))
+			return 1;
+	}
+	return 0;
+}
+
+/* A qualifier: skipped while the same one is pending (a run of them,
+ * "VVVV", takes no depth), else a modifier. */
+static NOINLINE void print_cv(struct printer *r, unsigned dc)
+{
+	unsigned k = K(r, dc);
+	if (!cv_pending(r, dc)) {
+		print_modifier(r, dc, 0);
+		return;
+	}
+	do {
+		dc = L(r, dc);
+		k = K(r, dc);
+		if (++r->steps > SFB_DEMANGLE_MAX_STEPS) {
+			r->err = 1;
 			return;
 		}
-	}
-	print_modifier(r, dc, 0);
+	} while ((k == K_RESTRICT || k == K_VOLATILE || k == K_CONST) && cv_pending(r, dc));
+	print(r, dc);
 }
 
 /* References collapse: & to && is &, && to & is &. */

@@ -142,14 +142,15 @@ test-asan:
 	  CFLAGS="$(ASAN_CFLAGS)" SFB_SKIP="t_interpose t_world.sh" test
 
 # The library, its header and pkg-config file, the two preload objects
-# (libsframebt-preload.so, libsframe-profiler.so) and sframe-dump.
-install: lib $(PROF_SO) $(B)/sframe-dump
+# (libsframebt-preload.so, libsframe-profiler.so), sframe-dump and
+# sframe-prof (which finds the profiler in ../lib/).
+install: lib $(PROF_SO) $(B)/sframe-dump $(B)/sframe-prof
 	install -d $(DESTDIR)$(PREFIX)/include/sframebt $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/bin
 	install -m 644 backtrace.h $(DESTDIR)$(PREFIX)/include/sframebt/backtrace.h
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED) $(PRELOAD) $(PROF_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(B)/sframe-dump $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(B)/sframe-dump $(B)/sframe-prof $(DESTDIR)$(PREFIX)/bin/
 	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so.$(SOMAJOR)
 	ln -sf libsframebt.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libsframebt.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' sframebt.pc.in \

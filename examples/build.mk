@@ -25,16 +25,25 @@ $(B)/crash-handler: examples/crash-handler.c examples/demo/crashdemo.h \
 #  - build/profiler: the demo workload with the profiler linked in, using
 #    sframe_prof_start()/sframe_prof_stop() (replaces the generic rule).
 #  - build/hotcold: the same workload, unmodified, to run under LD_PRELOAD.
+#  - examples/prof/pprof.c, the pprof writer, is compiled into both.
 PROF_SO := $(B)/libsframe-profiler.so
+PROF_SRCS := examples/profiler.c examples/prof/pprof.c
+PROF_DEPS := $(PROF_SRCS) examples/profiler.h examples/prof/pprof.h $(EX_DEPS)
 
-$(PROF_SO): examples/profiler.c examples/profiler.h $(PIC_OBJS) $(EX_DEPS)
-	$(CC) $(EX_CFLAGS) -fPIC -shared -DSFRAME_PROF_PRELOAD $< $(PIC_OBJS) \
+$(PROF_SO): $(PROF_DEPS) $(PIC_OBJS)
+	$(CC) $(EX_CFLAGS) -fPIC -shared -DSFRAME_PROF_PRELOAD $(PROF_SRCS) $(PIC_OBJS) \
 		-o $@ -ldl -lpthread
 
-$(B)/profiler: examples/profiler.c examples/profiler.h examples/demo/hotcold.c \
-		$(STATIC) $(EX_DEPS)
-	$(CC) $(EX_CFLAGS) -DHOTCOLD_LINKED examples/demo/hotcold.c $< -o $@ \
+$(B)/profiler: $(PROF_DEPS) examples/demo/hotcold.c $(STATIC)
+	$(CC) $(EX_CFLAGS) -DHOTCOLD_LINKED examples/demo/hotcold.c $(PROF_SRCS) -o $@ \
 		$(STATIC) -ldl -lpthread
+
+# sframe-prof: the launcher (examples/sframe-prof.c), which needs nothing of
+# the library: it sets LD_PRELOAD to libsframe-profiler.so and execs.
+$(B)/sframe-prof: examples/sframe-prof.c $(EX_DEPS) | $(B)/obj
+	$(CC) $(EX_CFLAGS) $< -o $@
+
+examples: $(B)/sframe-prof
 
 $(B)/hotcold: examples/demo/hotcold.c $(EX_DEPS) | $(B)/obj
 	$(CC) $(EX_CFLAGS) $< -o $@ -lpthread

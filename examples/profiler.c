@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include "backtrace.h"
+#include "prof/pprof.h"
 #include "profiler.h"
 
 #ifndef sigev_notify_thread_id /* glibc < 2.35 */
@@ -169,6 +170,9 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 /* ---- Threads: timers on, timers off (normal context) ------------------ */
 
 static int prof_hz = 99;
+/* --wall: every thread's timer runs on CLOCK_MONOTONIC, so a thread is
+ * sampled as often sleeping or blocked as running. */
+static bool wall_clock;
 
 /* The CPU clock of another thread of this process, from its tid: the
  * encoding glibc's pthread_getcpuclockid() uses, which needs a pthread_t
@@ -230,7 +234,7 @@ static void register_thread(pid_t tid, clockid_t clock)
 	sev.sigev_notify_thread_id = tid;
 	sev.sigev_signo = SIGPROF;
 	sev.sigev_value.sival_ptr = s;       /* the handler's si_value */
-	if (timer_create(clock, &sev, &s->timer) != 0) {
+	if (timer_create(wall_clock ? CLOCK_MONOTONIC : clock, &sev, &s->timer) != 0) {
 		atomic_store(&s->state, FREE); /* e.g. the thread just exited */
 		return;
 	}
@@ -328,6 +332,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 struct stack {
 	uint64_t hash, count;
 	uint32_t depth, stop;
+	pid_t tid; /* the thread that took the samples (pprof labels them) */
 	uintptr_t pc[];
 };
 
@@ -384,15 +389,15 @@ static bool truncating(int stop)
 	return stop != SFRAME_BT_STOP_OUTERMOST;
 }
 
-static uint64_t hash_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)
+static uint64_t hash_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop, pid_t tid)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ stop;
+	uint64_t h = (0xcbf29ce484222325ull ^ stop ^ (uint64_t)tid << 32);
 	for (uint32_t i = 0; i < depth; i++)
 		h = (h ^ pc[i]) * 0x100000001b3ull;
 	return h ^ (h >> 29);
 }
 
-static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)
+static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop, pid_t tid)
 {
 	if (2 * (stacks_used + 1) > stacks_cap) { /* grow, keep load <= 1/2 */
 		size_t cap = stacks_cap ? 2 * stacks_cap : 1024;
@@ -411,11 +416,11 @@ static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)
 		stacks = t;
 		stacks_cap = cap;
 	}
-	uint64_t h = hash_stack(pc, depth, stop);
+	uint64_t h = hash_stack(pc, depth, stop, tid);
 	size_t j = h & (stacks_cap - 1);
 	for (; stacks[j]; j = (j + 1) & (stacks_cap - 1)) {
 		struct stack *s = stacks[j];
-		if (s->hash == h && s->depth == depth && s->stop == stop &&
+		if (s->hash == h && s->depth == depth && s->stop == stop && s->tid == tid &&
 		    memcmp(s->pc, pc, depth * sizeof *pc) == 0) {
 			s->count++;
 			return;
@@ -424,7 +429,7 @@ static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop)
 	struct stack *s = malloc(sizeof *s + depth * sizeof *pc);
 	if (!s)
 		return;
-	*s = (struct stack){ .hash = h, .count = 1, .depth = depth, .stop = stop };
+	*s = (struct stack){ .hash = h, .count = 1, .depth = depth, .stop = stop, .tid = tid };
 	memcpy(s->pc, pc, depth * sizeof *pc);
 	stacks[j] = s;
 	stacks_used++;
@@ -445,7 +450,7 @@ static void drain(void)
 			s->taken++;
 			stop_counts[smp->stop % 32]++;
 			count_stack(smp->pc, smp->depth,
-				    truncating((int)smp->stop) ? smp->stop : 0);
+				    truncating((int)smp->stop) ? smp->stop : 0, s->tid);
 		}
 		atomic_store_explicit(&s->tail, tail, memory_order_release);
 		/* An EXITED thread takes no more samples: recycle its slot. */
@@ -477,26 +482,41 @@ static void *drain_main(void *unused)
 
 /* ---- Output ----------------------------------------------------------- */
 
-/* PC -> frame name, each PC symbolized once. */
+/* PC -> frame name, each PC symbolized once: the demangled name (the
+ * folded lines, the SVG and pprof's function name) and the symbol as the
+ * object has it (pprof's system_name). */
 struct name {
 	uintptr_t key; /* pc * 2 + leaf */
-	char *name;
+	struct pprof_frame frame;
 };
 static struct name *names;
 static size_t names_cap;
 
-static const char *pc_name(uintptr_t pc, bool leaf)
+/* ';' separates frames in the folded format: no name may hold one. */
+static char *frame_strdup(const char *s)
+{
+	char *c = strdup(s);
+	for (char *p = c; p && *p; p++)
+		if (*p == ';')
+			*p = ':';
+	return c;
+}
+
+static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 {
 	uintptr_t key = pc * 2 + leaf;
 	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (names_cap - 1);
-	for (; names[j].name; j = (j + 1) & (names_cap - 1))
+	for (; names[j].frame.name; j = (j + 1) & (names_cap - 1))
 		if (names[j].key == key)
-			return names[j].name;
+			return &names[j].frame;
 	static char scratch[SFRAME_SYMBOLIZE_SCRATCH];
 	struct sframe_symbol sym;
-	char buf[512];
+	char buf[1024];
+	const char *mangled = NULL;
 	if (sframe_symbolize(pc, &sym, scratch, sizeof scratch)) {
-		snprintf(buf, sizeof buf, "%s", sym.name);
+		mangled = sym.name;
+		if (sframe_demangle(sym.name, buf, sizeof buf) < 0)
+			snprintf(buf, sizeof buf, "%s", sym.name);
 	} else if (sym.object[0]) {
 		/* No symbol (a stripped object, e.g. libc's internal
 		 * functions): name the object, as perf does, and for a caller
@@ -513,13 +533,20 @@ static const char *pc_name(uintptr_t pc, bool leaf)
 	} else {
 		snprintf(buf, sizeof buf, "[unknown]");
 	}
-	/* ';' separates frames and ' ' the count in the folded format. */
-	for (char *c = buf; *c; c++)
-		if (*c == ';' || *c == ' ')
-			*c = *c == ';' ? ':' : '_';
 	names[j].key = key;
-	names[j].name = strdup(buf);
-	return names[j].name ? names[j].name : "[oom]";
+	names[j].frame.pc = pc;
+	names[j].frame.name = frame_strdup(buf);
+	names[j].frame.mangled = mangled ? strdup(mangled) : NULL;
+	if (!names[j].frame.name) {
+		static const struct pprof_frame oom = { 0, "[oom]", NULL };
+		return &oom;
+	}
+	return &names[j].frame;
+}
+
+static const char *pc_name(uintptr_t pc, bool leaf)
+{
+	return pc_frame(pc, leaf)->name;
 }
 
 struct folded {
@@ -810,6 +837,15 @@ static void thread_summary(FILE *out)
 
 static char out_prefix[512];
 static double cpu_at_start;
+/* What to write: PREFIX.folded (and PREFIX.svg, PREFIX.pb.gz) by default;
+ * SFRAME_PROF_FILE names one file instead, its format by its suffix. */
+enum { OUT_FOLDED = 1, OUT_SVG = 2, OUT_PPROF = 4 };
+static unsigned out_formats;
+static char out_file[600]; /* "" unless SFRAME_PROF_FILE */
+static struct timespec wall_at_start, mono_at_start;
+static struct sframe_prof_opts start_opts; /* for a forked child's restart */
+static bool follow_fork;
+static atomic_ulong forks;
 
 static double process_cpu_seconds(void)
 {
@@ -817,7 +853,7 @@ static double process_cpu_seconds(void)
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
-static bool want_svg, quiet, started;
+static bool quiet, started;
 
 static int env_int(const char *name, int dflt)
 {
@@ -828,12 +864,84 @@ static int env_int(const char *name, int dflt)
 static void after_fork_child(void)
 {
 	/* The child has no timers and no drain thread, and the copy of the
-	 * table is the parent's: profile nothing, write nothing. */
+	 * tables is the parent's: forget it.  Then profile the child into a
+	 * file of its own if asked (SFRAME_PROF_FORK=1), else nothing. */
 	atomic_store(&running, false);
+	bool was_started = started;
 	started = false;
-	for (int i = 0; i < MAX_THREADS; i++)
+	for (int i = 0; i < MAX_THREADS; i++) {
 		atomic_store(&slots[i].state, FREE);
+		atomic_store(&slots[i].tail, atomic_load(&slots[i].head));
+		slots[i].taken = 0;
+	}
 	threads_used = 0;
+	for (size_t i = 0; i < stacks_cap; i++)
+		free(stacks[i]);
+	free(stacks);
+	stacks = NULL;
+	stacks_cap = stacks_used = 0;
+	atomic_store(&forks, 0);
+	if (was_started && follow_fork && sframe_prof_start(&start_opts) != 0)
+		perror("sframe-prof: start in a forked child");
+}
+
+static void after_fork_parent(void)
+{
+	if (started)
+		atomic_fetch_add(&forks, 1);
+}
+
+/* PATTERN with "%p" replaced by the process id, into out (size bytes). */
+static void expand_pid(const char *pattern, char *out, size_t size)
+{
+	size_t len = 0;
+	for (const char *c = pattern; *c && len < size - 16; c++) {
+		if (c[0] == '%' && c[1] == 'p') {
+			len += (size_t)sprintf(out + len, "%d", (int)getpid());
+			c++;
+		} else {
+			out[len++] = *c;
+		}
+	}
+	out[len] = '\0';
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* SFRAME_PROF_FILE: one output file, in the format its name says, the
+ * summary beside it (PREFIX.summary.txt, PREFIX being the name without
+ * its suffix).  Other processes than SFRAME_PROF_PID (the one sframe-prof
+ * started: its children, exec'd or forked) insert ".PID" before the
+ * suffix, unless the name has "%p" already. */
+static void file_output(const char *file)
+{
+	static const struct { const char *suffix; unsigned format; } kinds[] = {
+		{ ".pb.gz", OUT_PPROF }, { ".pb", OUT_PPROF }, { ".folded", OUT_FOLDED },
+		{ ".svg", OUT_SVG },
+	};
+	char name[512];
+	expand_pid(file, name, sizeof name);
+	size_t base = strlen(name);
+	const char *suffix = ".pb.gz";
+	out_formats = OUT_PPROF;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (ends_with(name, kinds[i].suffix)) {
+			suffix = kinds[i].suffix;
+			out_formats = kinds[i].format;
+			base -= strlen(suffix);
+			break;
+		}
+	name[base] = '\0';
+	int main_pid = env_int("SFRAME_PROF_PID", 0);
+	if (main_pid && main_pid != (int)getpid() && !strstr(file, "%p"))
+		snprintf(out_prefix, sizeof out_prefix, "%.480s.%d", name, (int)getpid());
+	else
+		snprintf(out_prefix, sizeof out_prefix, "%s", name);
+	snprintf(out_file, sizeof out_file, "%s%s", out_prefix, suffix);
 }
 
 static void stop_at_exit(void)
@@ -850,33 +958,35 @@ int sframe_prof_start(const struct sframe_prof_opts *opts)
 		errno = EBUSY;
 		return -1;
 	}
+	start_opts = o;
 	prof_hz = o.hz > 0 ? o.hz : env_int("SFRAME_PROF_HZ", 99);
 	if (prof_hz <= 0 || prof_hz > 100000)
 		prof_hz = 99;
 	/* Under LD_PRELOAD every process of a pipeline or script is profiled
 	 * and would write the same files: "%p" stands for the process id. */
 	const char *out = o.out ? o.out : getenv("SFRAME_PROF_OUT");
-	if (!out || !*out)
-		out = "sframe-prof.%p";
-	size_t len = 0;
-	for (const char *c = out; *c && len < sizeof out_prefix - 16; c++) {
-		if (c[0] == '%' && c[1] == 'p') {
-			len += (size_t)sprintf(out_prefix + len, "%d", (int)getpid());
-			c++;
-		} else {
-			out_prefix[len++] = *c;
-		}
+	const char *file = o.out ? NULL : getenv("SFRAME_PROF_FILE");
+	out_file[0] = '\0';
+	if (file && *file) {
+		file_output(file);
+	} else {
+		expand_pid(out && *out ? out : "sframe-prof.%p", out_prefix, sizeof out_prefix);
+		out_formats = OUT_FOLDED;
+		if (o.svg || env_int("SFRAME_PROF_SVG", 0))
+			out_formats |= OUT_SVG;
+		if (o.pprof || env_int("SFRAME_PROF_PPROF", 0))
+			out_formats |= OUT_PPROF;
 	}
-	out_prefix[len] = '\0';
-	want_svg = o.svg || env_int("SFRAME_PROF_SVG", 0);
 	quiet = o.quiet || env_int("SFRAME_PROF_QUIET", 0);
+	wall_clock = o.wall || env_int("SFRAME_PROF_WALL", 0);
+	follow_fork = o.follow_fork || env_int("SFRAME_PROF_FORK", 0);
 
 	/* Find the loaded objects now, not in the first signal handlers. */
 	sframe_backtrace_warmup();
 	if (!once) {
 		once = true;
 		pthread_key_create(&exit_key, thread_exit);
-		pthread_atfork(NULL, NULL, after_fork_child);
+		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 		atexit(stop_at_exit);
 	}
 	struct sigaction sa;
@@ -889,6 +999,8 @@ int sframe_prof_start(const struct sframe_prof_opts *opts)
 
 	samples = 0;
 	cpu_at_start = process_cpu_seconds();
+	clock_gettime(CLOCK_REALTIME, &wall_at_start);
+	clock_gettime(CLOCK_MONOTONIC, &mono_at_start);
 	memset(stop_counts, 0, sizeof stop_counts);
 	atomic_store(&dropped, 0);
 	atomic_store(&unprofiled, 0);
@@ -920,6 +1032,77 @@ int sframe_prof_start(const struct sframe_prof_opts *opts)
 	return 0;
 }
 
+static int64_t wall_ns(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - mono_at_start.tv_sec) * 1000000000 +
+	       (now.tv_nsec - mono_at_start.tv_nsec);
+}
+
+static const char *thread_name(pid_t tid)
+{
+	for (size_t i = 0; i < threads_used; i++)
+		if (threads[i].tid == tid && threads[i].name[0])
+			return threads[i].name;
+	return "?";
+}
+
+/* The stacks as a pprof profile (after fold_all(), which sets up the
+ * names): one sample per stack and thread, frames named as in the folded
+ * lines, a cut stack rooted at the same "[truncated:REASON]" pseudo-frame. */
+static int write_pprof(const char *path)
+{
+	struct pprof_sample *smp = calloc(stacks_used + 1, sizeof *smp);
+	const struct pprof_frame **frames = calloc(stacks_used * (MAX_DEPTH + 1) + 1,
+						   sizeof *frames);
+	struct pprof_frame *cut = calloc(stacks_used + 1, sizeof *cut);
+	int rc = -1;
+	if (!smp || !frames || !cut)
+		goto out;
+	size_t n = 0;
+	for (size_t i = 0; i < stacks_cap; i++) {
+		const struct stack *s = stacks[i];
+		if (!s)
+			continue;
+		const struct pprof_frame **f = frames + n * (MAX_DEPTH + 1);
+		uint32_t d = 0;
+		for (; d < s->depth; d++)
+			f[d] = pc_frame(s->pc[d], d == 0);
+		if (s->stop) {
+			char buf[64];
+			snprintf(buf, sizeof buf, "[truncated:%s]", sframe_bt_stop_name((int)s->stop));
+			cut[n].name = strdup(buf);
+			if (cut[n].name)
+				f[d++] = &cut[n];
+		}
+		smp[n++] = (struct pprof_sample){ .frames = f, .depth = d, .count = s->count,
+						  .tid = s->tid, .thread = thread_name(s->tid) };
+	}
+	/* A CPU-time timer fires at most once per kernel tick: when fewer
+	 * samples came than asked, each stands for more CPU time. */
+	int64_t period = 1000000000 / prof_hz;
+	double cpu = process_cpu_seconds() - cpu_at_start;
+	if (!wall_clock && samples > 0 && (double)samples < 0.8 * cpu * prof_hz)
+		period = (int64_t)(cpu * 1e9 / (double)samples);
+	struct pprof_profile p = {
+		.sample_type = wall_clock ? "wall" : "cpu",
+		.period_ns = period,
+		.time_ns = (int64_t)wall_at_start.tv_sec * 1000000000 + wall_at_start.tv_nsec,
+		.duration_ns = wall_ns(),
+		.samples = smp,
+		.nsamples = n,
+	};
+	rc = pprof_write(path, &p);
+	for (size_t i = 0; i < n; i++)
+		free((char *)cut[i].name);
+out:
+	free(smp);
+	free(frames);
+	free(cut);
+	return rc;
+}
+
 int sframe_prof_stop(void)
 {
 	if (!started)
@@ -938,21 +1121,35 @@ int sframe_prof_stop(void)
 
 	size_t n = 0;
 	struct folded *lines = fold_all(&n);
-	char path[600];
-	int rc = 0;
-	snprintf(path, sizeof path, "%s.folded", out_prefix);
-	FILE *f = fopen(path, "w");
-	if (f && lines) {
-		for (size_t i = 0; i < n; i++)
+	int rc = lines ? 0 : -1;
+	char path[600], wrote[2000] = "";
+	size_t wl = 0;
+	if (out_formats & OUT_FOLDED) {
+		snprintf(path, sizeof path, "%s", out_file[0] ? out_file : out_prefix);
+		if (!out_file[0])
+			strncat(path, ".folded", sizeof path - strlen(path) - 1);
+		FILE *f = fopen(path, "w");
+		for (size_t i = 0; f && lines && i < n; i++)
 			fprintf(f, "%s %lu\n", lines[i].line, lines[i].count);
-	}
-	if (!f || fclose(f) != 0 || !lines)
-		rc = -1;
-	char svg[600] = "";
-	if (want_svg && lines) {
-		snprintf(svg, sizeof svg, "%s.svg", out_prefix);
-		if (write_svg(svg, lines, n) != 0)
+		if (!f || fclose(f) != 0)
 			rc = -1;
+		wl += (size_t)snprintf(wrote + wl, sizeof wrote - wl, "%s (%zu stacks), ", path, n);
+	}
+	if ((out_formats & OUT_SVG) && lines) {
+		snprintf(path, sizeof path, "%s", out_file[0] ? out_file : out_prefix);
+		if (!out_file[0])
+			strncat(path, ".svg", sizeof path - strlen(path) - 1);
+		if (write_svg(path, lines, n) != 0)
+			rc = -1;
+		wl += (size_t)snprintf(wrote + wl, sizeof wrote - wl, "%s, ", path);
+	}
+	if (out_formats & OUT_PPROF) {
+		snprintf(path, sizeof path, "%s", out_file[0] ? out_file : out_prefix);
+		if (!out_file[0])
+			strncat(path, ".pb.gz", sizeof path - strlen(path) - 1);
+		if (write_pprof(path) != 0)
+			rc = -1;
+		wl += (size_t)snprintf(wrote + wl, sizeof wrote - wl, "%s (pprof), ", path);
 	}
 
 	/* The summary goes to PREFIX.summary.txt and, unless quiet, to
@@ -971,12 +1168,19 @@ int sframe_prof_stop(void)
 		 * asking for more than CONFIG_HZ per second gets CONFIG_HZ. */
 		double cpu = process_cpu_seconds() - cpu_at_start;
 		double rate = cpu > 0 ? (double)samples / cpu : 0;
-		fprintf(o, "sframe-prof: %lu samples from %.2f s of CPU time (%.0f/s",
-			samples, cpu, rate);
-		if (rate < 0.8 * prof_hz && samples > 0)
-			fprintf(o, " of the %d/s asked: CPU-time timers fire at most "
-				   "once per kernel tick", prof_hz);
-		fprintf(o, ")\nsframe-prof: %lu samples dropped (ring full), "
+		if (wall_clock) {
+			fprintf(o, "sframe-prof: %lu samples over %.2f s of wall-clock time "
+				   "(--wall: each thread %d/s, running or not)",
+				samples, (double)wall_ns() / 1e9, prof_hz);
+		} else {
+			fprintf(o, "sframe-prof: %lu samples from %.2f s of CPU time (%.0f/s",
+				samples, cpu, rate);
+			if (rate < 0.8 * prof_hz && samples > 0)
+				fprintf(o, " of the %d/s asked: CPU-time timers fire at most "
+					   "once per kernel tick", prof_hz);
+			fputc(')', o);
+		}
+		fprintf(o, "\nsframe-prof: %lu samples dropped (ring full), "
 			   "%lu threads not profiled (thread table full)\n",
 			atomic_load(&dropped), atomic_load(&unprofiled));
 		fprintf(o, "sframe-prof: %lu stacks truncated; walks stopped by:", truncated);
@@ -986,8 +1190,13 @@ int sframe_prof_stop(void)
 					truncating(s) ? " (truncated)" : "");
 		fputc('\n', o);
 		thread_summary(o);
-		fprintf(o, "sframe-prof: wrote %s (%zu stacks)%s%s, %s%s\n", path, n,
-			svg[0] ? ", " : "", svg, sum_path, rc ? " -- write FAILED" : "");
+		unsigned long nforks = atomic_load(&forks);
+		if (nforks)
+			fprintf(o, "sframe-prof: %lu child processes forked: %s\n", nforks,
+				follow_fork ? "each profiled into a file of its own (its pid in the name)"
+					    : "not followed (SFRAME_PROF_FORK=1 follows them)");
+		fprintf(o, "sframe-prof: wrote %s%s%s\n", wrote, sum_path,
+			rc ? " -- write FAILED" : "");
 		if (fclose(o) != 0)
 			text = NULL;
 	}
@@ -1005,8 +1214,10 @@ int sframe_prof_stop(void)
 	for (size_t i = 0; lines && i < n; i++)
 		free(lines[i].line);
 	free(lines);
-	for (size_t i = 0; names && i < names_cap; i++)
-		free(names[i].name);
+	for (size_t i = 0; names && i < names_cap; i++) {
+		free((char *)names[i].frame.name);
+		free((char *)names[i].frame.mangled);
+	}
 	free(names);
 	names = NULL;
 	for (size_t i = 0; i < stacks_cap; i++)

@@ -13,6 +13,18 @@
  *                         processes of a script apart; default
  *                         "sframe-prof.%p" in the current directory
  *   SFRAME_PROF_SVG=1     also draw P.svg, a flame graph
+ *   SFRAME_PROF_PPROF=1   also write P.pb.gz, a pprof profile (profile.proto)
+ *   SFRAME_PROF_FILE=F    instead of P.*: write only F, in the format its name
+ *                         ends with (.pb.gz, .folded, .svg), and the summary
+ *                         to F-without-suffix.summary.txt; "%p" as above
+ *   SFRAME_PROF_PID=N     with SFRAME_PROF_FILE: processes other than N (the
+ *                         children of the program sframe-prof started)
+ *                         insert ".PID" before F's suffix
+ *   SFRAME_PROF_WALL=1    sample every thread on the wall clock, running or
+ *                         not (off-CPU time: sleeping, locks, I/O)
+ *   SFRAME_PROF_FORK=1    profile a child made by fork() too, into its own
+ *                         files (its pid in the name); else the summary
+ *                         counts the children not followed
  *   SFRAME_PROF_QUIET=1   no summary on stderr (P.summary.txt has it)
  */
 #ifndef SFRAME_PROFILER_H
@@ -23,6 +35,9 @@ struct sframe_prof_opts {
 	const char *out; /* NULL: SFRAME_PROF_OUT, else "sframe-prof.%p" */
 	int svg;         /* 0: SFRAME_PROF_SVG */
 	int quiet;       /* 0: SFRAME_PROF_QUIET */
+	int pprof;       /* 0: SFRAME_PROF_PPROF */
+	int wall;        /* 0: SFRAME_PROF_WALL */
+	int follow_fork; /* 0: SFRAME_PROF_FORK */
 };
 
 /* Start sampling every thread of the process: the ones running now and

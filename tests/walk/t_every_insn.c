@@ -470,7 +470,7 @@ static void check_here(const ucontext_t *uc, uintptr_t pc, uintptr_t sp, int whe
 	memset(fr, 0, sizeof fr);
 	int n = sframe_backtrace_ex(uc, fr, L + 4, 0, &st);
 	/* Again: where the first walk memoised this exact PC's row, the second
-	 * takes it from the memo (walk.c: classify), and must not differ. */
+	 * takes it from the memo (walk.c: row_from_object), and must not differ. */
 	{
 		struct sframe_bt_frame fr2[MAXS + 8];
 		struct sframe_bt_status st2;

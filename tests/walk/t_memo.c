@@ -1,5 +1,5 @@
 /* The row memo (src/rowmemo.[ch]) and the walker's fast path that follows
- * its hints (src/walk/walk.c: fast_frames_as, memo_find).
+ * its hints (src/walk/walk.c: fast_run, memo_find_and_hint).
  *
  * Ground truth: every function of a chain records its own return address
  * (__builtin_return_address(0)) before it calls the next one; the chain
@@ -171,7 +171,7 @@ static void entry_clear(struct sfb_memo_entry *e)
 
 /* ---- The memo's layout (rowmemo.h), in one place ------------------------- */
 
-/* Entries are keyed by the return address itself (walk.c: classify), and
+/* Entries are keyed by the return address itself (walk.c: row_from_object, memoise_row), and
  * an exact PC (a ucontext's) by the PC with the top bit set. */
 #define MEMO_KEY(ra) ((uintptr_t)(ra))
 #define MEMO_EXACT_KEY(pc) ((uintptr_t)(pc) | (uintptr_t)1 << 63)
@@ -1207,7 +1207,7 @@ NOINL int phase_corrupt(void)
 /* ---- Part 5: exact PCs --------------------------------------------------------------- */
 
 /* A ucontext's PC is exact; its row is memoised under MEMO_EXACT_KEY in
- * the second entry of that key's pair (walk.c: classify).  take()'s
+ * the second entry of that key's pair (walk.c: row_from_object).  take()'s
  * getcontext() gives the same PC every time. */
 enum exact_mode { X_DECOY, X_CONTROL, X_CROSS, NX };
 static const char *const exact_name[NX] = {

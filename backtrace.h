@@ -248,6 +248,73 @@ SFRAMEBT_API int sframe_install_crash_handler(int fd);
 #define SFRAME_CRASH_STACK_SIZE (64 * 1024)
 SFRAMEBT_API int sframe_crash_handler_thread_init(void);
 
+/* ---- JIT code ------------------------------------------------------- */
+
+/* Code generated at run time lies in no loaded object: register each
+ * range of it with the rules that unwind it, and walks go through it like
+ * through any object (frames from it say SFRAME_BT_FROM_SFRAME,
+ * _EH_FRAME or _FRAME_POINTER).  The range is consulted only for PCs no
+ * loaded object holds.
+ *
+ * sframe_jit_register() and sframe_jit_unregister() are for normal
+ * context (they allocate and serialise registrants with a mutex); walks
+ * stay async-signal-safe and never wait for them.  The tables are read in
+ * place (not copied) until sframe_jit_unregister() returns, after which
+ * no walk reads them: they may then be freed with the code (walks read
+ * code only where it is on the stack they walk, where it must not be
+ * freed anyway).  The names are copied. */
+enum sframe_jit_kind {
+	SFRAME_JIT_SFRAME = 1,        /* tables: an SFrame section (V1, V2, V3) */
+	SFRAME_JIT_EH_FRAME = 2,      /* tables: .eh_frame (without terminator or with) */
+	SFRAME_JIT_EH_FRAME_HDR = 3,  /* tables: .eh_frame then .eh_frame_hdr (jitdump's
+					 JIT_CODE_UNWINDING_INFO), hdr_size bytes of it */
+	SFRAME_JIT_FRAME_POINTER = 4  /* no tables: every function keeps the frame-pointer
+					 frame record (push fp; mov sp, fp) */
+};
+
+/* Why a registration or unregistration was refused; it changed nothing. */
+enum sframe_jit_err {
+	SFRAME_JIT_OK = 0,
+	SFRAME_JIT_E_ARG = 1,            /* NULL, empty or wrapping range, unknown kind,
+					    missing tables or sizes that do not fit */
+	SFRAME_JIT_E_TABLES = 2,         /* malformed tables (or another architecture's) */
+	SFRAME_JIT_E_OUTSIDE = 3,        /* the tables or names describe code outside the range */
+	SFRAME_JIT_E_OVERLAP = 4,        /* the range overlaps a registered one */
+	SFRAME_JIT_E_NOT_REGISTERED = 5, /* no range registered at that start */
+	SFRAME_JIT_E_NOMEM = 6,          /* out of memory */
+	SFRAME_JIT_E_BUSY = 7            /* unregistering from inside a walk on this thread */
+};
+
+struct sframe_jit_name {
+	uintptr_t start;
+	size_t size;
+	const char *name;
+};
+
+struct sframe_jit_code {
+	uintptr_t start, end;       /* the code: [start, end) */
+	int kind;                   /* enum sframe_jit_kind */
+	const void *tables;         /* NULL for SFRAME_JIT_FRAME_POINTER */
+	size_t tables_size;
+	size_t hdr_size;            /* SFRAME_JIT_EH_FRAME_HDR: .eh_frame_hdr's size, at the
+				       end of tables; else 0 */
+	const char *name;           /* optional: the whole range's name */
+	const struct sframe_jit_name *names; /* optional: functions in the range */
+	size_t n_names;
+};
+
+/* Register code->[start, end).  0, or an enum sframe_jit_err. */
+SFRAMEBT_API int sframe_jit_register(const struct sframe_jit_code *code);
+
+/* Forget the range registered at start; when it returns, no walk reads
+ * the range's tables any longer.  0, or an enum sframe_jit_err.
+ * It waits for walks that began before it (never on the calling thread:
+ * a signal handler's walk on it has finished when it resumes). */
+SFRAMEBT_API int sframe_jit_unregister(uintptr_t start);
+
+/* "ok", "bad-argument", "bad-tables", ... ; "unknown" for others. */
+SFRAMEBT_API const char *sframe_jit_err_name(int err);
+
 #ifdef __cplusplus
 }
 #endif

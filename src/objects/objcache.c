@@ -11,6 +11,7 @@
 
 #include "backtrace.h"
 #include "objects/discover.h"
+#include "objects/jit_registry.h"
 #include "arch/arch.h"
 #include "objects/elf_phdrs.h"
 #include "base/entry.h"
@@ -53,6 +54,11 @@ static _Atomic unsigned stat_discoveries, stat_reclaimed;
 /* Even, from 2: a walk that refuses .eh_frame memoises its rows under
  * epoch + 1 (walk.c), and no entry ever written has epoch 0. */
 static _Atomic uint32_t next_epoch = 2;
+
+uint32_t sfb_objcache_new_epoch(void)
+{
+	return atomic_fetch_add_explicit(&next_epoch, 2, memory_order_relaxed);
+}
 
 /* objcache.h: sfb_objcache_fetch_recalled(). */
 __thread const struct sfb_object *sfb_objcache_recalled __attribute__((tls_model("initial-exec")));
@@ -337,7 +343,7 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	o->status = SFB_OK;
 	o->bias = sfb_found_bias(r);
 	o->kept = kept_entry_of(r);
-	o->epoch = atomic_fetch_add_explicit(&next_epoch, 2, memory_order_relaxed);
+	o->epoch = sfb_objcache_new_epoch();
 	o->exec_ph = o->sframe_ph = o->eh_frame_ph = SFB_NO_PH;
 	o->cfi_status = SFB_CFI_E_NO_TABLE;
 	atomic_fetch_add_explicit(&stat_discoveries, 1, memory_order_relaxed);
@@ -442,7 +448,7 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 {
 	struct sfb_found r;
 	if (sfb_discover((void *)pc, &r) != 0)
-		return SFRAME_BT_STOP_NO_OBJECT;
+		return sfb_jit_find(pc, out);
 
 	unsigned h = sfb_objcache_position((uintptr_t)r.dlfo_map_start);
 	int free_slot = -1, unbound = -1;
@@ -507,6 +513,8 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,
 		   struct sfb_row *row)
 {
+	if (o->source == SFB_SRC_JIT)
+		return sfb_jit_row(o, pc, flags, row);
 	if (sfb_object_has_sframe(o) && sfb_lookup(&o->sec, pc, row) == SFB_OK)
 		return 0;
 	if (o->cfi_status == SFB_CFI_OK && !(flags & SFRAME_BT_NO_EH_FRAME)) {

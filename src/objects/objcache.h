@@ -35,6 +35,9 @@ enum sfb_source {
 	SFB_SRC_NONE = 0,
 	SFB_SRC_SFRAME = 1,
 	SFB_SRC_MEMORY = 2,
+	/* Code registered at run time (jit_registry.h): its rows are read
+	 * only through sfb_jit_row(), which finds the registration again. */
+	SFB_SRC_JIT = 3,
 };
 
 struct sfb_object {
@@ -87,7 +90,8 @@ static inline bool sfb_object_has_sframe(const struct sfb_object *o)
 /* Can a row come from o at all (SFrame or CFI)? */
 static inline bool sfb_object_has_rows(const struct sfb_object *o)
 {
-	return sfb_object_has_sframe(o) || o->cfi_status == SFB_CFI_OK || o->main_eh_index;
+	return sfb_object_has_sframe(o) || o->cfi_status == SFB_CFI_OK || o->main_eh_index ||
+	       o->source == SFB_SRC_JIT;
 }
 
 /* The row for pc (a PC in o: exact, or a return address minus one) from
@@ -97,15 +101,20 @@ static inline bool sfb_object_has_rows(const struct sfb_object *o)
  * nothing else covers it (..._BAD_SECTION), its CFI for pc could not be
  * used (..._BAD_EH_FRAME), or pc may lie in CFI that could not be
  * indexed (..._EH_FRAME_UNINDEXED: main_eh.h).  Async-signal-safe; the one place where
- * row sources are chosen, and where rows handed over at run time will
- * plug in. */
+ * row sources are chosen: registered code's come from sfb_jit_row(). */
 int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,
 		   struct sfb_row *row);
 
-/* Find the object holding pc, discovering and caching it if needed.
+/* Find the object holding pc, discovering and caching it if needed; a PC
+ * no loaded object holds is looked for among registered code
+ * (jit_registry.h), whose descriptions are not cached.
  * Async-signal-safe.  Returns 0 and a consistent copy in *out, or a
  * sframe_bt_stop reason (SFRAME_BT_STOP_NO_OBJECT, ..._CACHE_FULL). */
 int sfb_objcache_find(uintptr_t pc, struct sfb_object *out);
+
+/* A new epoch (sfb_object.epoch), never given before: for each
+ * description, registered code's included. */
+uint32_t sfb_objcache_new_epoch(void) __attribute__((visibility("hidden")));
 
 /* Objects that stay loaded, whose descriptions, made once and never
  * changed, are used without the per-walk confirmation.  The first entries

@@ -28,7 +28,7 @@ $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/fuzz/fuzz_target.h tests/r
 # tests/fuzz/corpus-cfi/, working copy in build/fuzz/corpus-cfi) and the
 # symbolizer's ELF file reader's (tests/fuzz/fuzz_symfile.c, which compiles
 # src/symbols/symbolize.c in; seeds in tests/fuzz/corpus-sym/): make fuzz gives
-# each of the three targets a third of FUZZ_SECONDS.
+# each of the four targets (with fuzz_jit, below) a quarter of FUZZ_SECONDS.
 $(B)/fuzz/fuzz_cfi: tests/fuzz/fuzz_cfi.c tests/fuzz/fuzz_target.h tests/rows/cfi_fake.h src/rows/cfi.c $(LIB_HDRS)
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_cfi.c src/rows/cfi.c -o $@
@@ -37,10 +37,20 @@ $(B)/fuzz/fuzz_symfile: tests/fuzz/fuzz_symfile.c tests/fuzz/fuzz_target.h src/s
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_symfile.c -o $@
 
-FUZZ_PART = $(shell expr \( $(FUZZ_SECONDS) + 2 \) / 3)
+# The registration of code (tests/fuzz/fuzz_jit.c, seeds in
+# tests/fuzz/corpus-jit/): the registry with the decoders it parses with.
+FUZZ_JIT_SRCS := src/objects/jit_registry.c src/rows/cfi.c src/rows/eh_index.c \
+	src/rows/sframe_decode.c
+$(B)/fuzz/fuzz_jit: tests/fuzz/fuzz_jit.c tests/fuzz/fuzz_target.h $(FUZZ_JIT_SRCS) $(LIB_HDRS) backtrace.h
+	@mkdir -p $(B)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_jit.c $(FUZZ_JIT_SRCS) -o $@ -lpthread
 
-fuzz: $(B)/fuzz/fuzz_decode $(B)/fuzz/fuzz_cfi $(B)/fuzz/fuzz_symfile
-	mkdir -p $(B)/fuzz/corpus $(B)/fuzz/corpus-cfi $(B)/fuzz/corpus-sym $(B)/fuzz/artifacts
+FUZZ_PART = $(shell expr \( $(FUZZ_SECONDS) + 3 \) / 4)
+
+fuzz: $(B)/fuzz/fuzz_decode $(B)/fuzz/fuzz_cfi $(B)/fuzz/fuzz_symfile $(B)/fuzz/fuzz_jit
+	mkdir -p $(B)/fuzz/corpus $(B)/fuzz/corpus-cfi $(B)/fuzz/corpus-sym $(B)/fuzz/corpus-jit \
+		$(B)/fuzz/artifacts
+	cp tests/fuzz/corpus-jit/* $(B)/fuzz/corpus-jit/
 	cp tests/fuzz/corpus-decode/* $(B)/fuzz/corpus/
 	cp tests/fuzz/corpus-cfi/* $(B)/fuzz/corpus-cfi/
 	cp tests/fuzz/corpus-sym/* $(B)/fuzz/corpus-sym/
@@ -53,3 +63,6 @@ fuzz: $(B)/fuzz/fuzz_decode $(B)/fuzz/fuzz_cfi $(B)/fuzz/fuzz_symfile
 	$(B)/fuzz/fuzz_symfile -max_total_time=$(FUZZ_PART) -max_len=8192 -timeout=10 \
 		-rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus-sym
+	$(B)/fuzz/fuzz_jit -max_total_time=$(FUZZ_PART) -max_len=4096 -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus-jit

@@ -5,7 +5,8 @@
 # buffer and its lookups cross-checked against the slow reference) over
 # tests/fuzz/corpus-decode/, the .eh_frame decoder (tests/fuzz/fuzz_cfi.c) over
 # tests/fuzz/corpus-cfi/, the symbolizer's ELF file reader
-# (tests/fuzz/fuzz_symfile.c) over tests/fuzz/corpus-sym/.  Uses ASan+UBSan when the compiler has them.
+# (tests/fuzz/fuzz_symfile.c) over tests/fuzz/corpus-sym/, the registration
+# of code (tests/fuzz/fuzz_jit.c) over tests/fuzz/corpus-jit/.  Uses ASan+UBSan when the compiler has them.
 B=${SFB_BUILD:-build}
 CC=${CC:-cc}
 mkdir -p "$B/fuzz"
@@ -42,4 +43,6 @@ smoke() {
 smoke fuzz_decode tests/fuzz/corpus-decode tests/fuzz/fuzz_decode.c src/rows/sframe_decode.c
 smoke fuzz_cfi tests/fuzz/corpus-cfi tests/fuzz/fuzz_cfi.c src/rows/cfi.c
 smoke fuzz_symfile tests/fuzz/corpus-sym tests/fuzz/fuzz_symfile.c
+smoke fuzz_jit tests/fuzz/corpus-jit tests/fuzz/fuzz_jit.c src/objects/jit_registry.c \
+	src/rows/cfi.c src/rows/eh_index.c src/rows/sframe_decode.c -lpthread
 exit $status

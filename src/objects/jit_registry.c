@@ -171,10 +171,13 @@ static unsigned random_level(void)
 
 /* ---- Registrations by key (writers only) -------------------------------- */
 
-/* Open addressing over node pointers, keyed by node->key; deleted slots
- * are tombstones.  Only registrants use it, under the mutex. */
+/* Open addressing over node pointers, keyed by node->r->key; deleted
+ * slots are tombstones.  keyed_used counts live entries and tombstones,
+ * so that a probe always meets an empty slot; a rebuild drops the
+ * tombstones and sizes the table to four times the live entries.  Only
+ * registrants use it, under the mutex. */
 static struct node **keyed;
-static size_t keyed_cap, keyed_used;
+static size_t keyed_cap, keyed_used, keyed_live;
 #define TOMBSTONE ((struct node *)1)
 
 static size_t key_hash(const void *key)
@@ -200,11 +203,14 @@ static struct node **keyed_slot(const void *key, bool for_insert)
 	}
 }
 
-static bool keyed_grow(void)
+/* Room for one more entry. */
+static bool keyed_reserve(void)
 {
 	if ((keyed_used + 1) * 2 < keyed_cap)
 		return true;
-	size_t cap = keyed_cap ? keyed_cap * 2 : 64;
+	size_t cap = 64;
+	while (cap < 4 * (keyed_live + 1))
+		cap *= 2;
 	struct node **old = keyed;
 	size_t old_cap = keyed_cap;
 	keyed = calloc(cap, sizeof *keyed);
@@ -422,7 +428,7 @@ static int insert(struct node *n)
 	if ((pred[0] && pred[0]->end > n->start) || (succ && succ->start < n->end))
 		return SFRAME_JIT_E_OVERLAP;
 	if (n->r->key) {
-		if (!keyed_grow())
+		if (!keyed_reserve())
 			return SFRAME_JIT_E_NOMEM;
 		struct node **slot = keyed_slot(n->r->key, false);
 		if (slot)
@@ -431,6 +437,7 @@ static int insert(struct node *n)
 		if (!*slot)
 			keyed_used++;
 		*slot = n;
+		keyed_live++;
 	}
 	n->r->epoch = sfb_objcache_new_epoch();
 	for (unsigned l = 0; l < n->level; l++)
@@ -487,8 +494,10 @@ static void remove_node(struct node *n)
 				      memory_order_release);
 	if (n->r->key) {
 		struct node **slot = keyed_slot(n->r->key, false);
-		if (slot)
+		if (slot) {
 			*slot = TOMBSTONE;
+			keyed_live--;
+		}
 	}
 	atomic_fetch_sub(&registered, 1);
 	grace_period();

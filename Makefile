@@ -3,8 +3,8 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
 B       := build
-VERSION := 0.1.0
-SOMAJOR := 0
+VERSION := 1.0.0
+SOMAJOR := 1
 
 WARN      := -std=gnu11 -Wall -Wextra -Werror
 # The library's own frames carry SFrame rows (binutils >= 2.40), so that a

@@ -197,6 +197,16 @@ struct sframe_symbol {
 SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 				  char *scratch, size_t scratch_size);
 
+/* Demangle an Itanium C++ (_Z...) or Rust (legacy _ZN...E, v0 _R...) symbol
+ * name into out (size bytes, NUL-terminated), as `c++filt` prints it.
+ * Returns the length written (without the NUL), or -1 when it cannot: not
+ * a mangled name it knows, longer than 1024 bytes, over the demangler's
+ * budgets, or the result does not fit in size bytes; out is then "" (if
+ * size > 0) and the caller prints the mangled name as it is.
+ * Async-signal-safe: no allocation, no lock, no system call; it uses
+ * under 16 KiB of stack.  errno is kept. */
+SFRAMEBT_API int sframe_demangle(const char *mangled, char *out, size_t size);
+
 /* Format one frame as "#3 0x55d0c3a1f2b4 in parse_request+0x24
  * (/usr/bin/server+0x12b4)" into line (always NUL-terminated); returns the
  * length.  return_address != 0 names the call before pc: the name at

@@ -1375,7 +1375,9 @@ static unsigned local_name(struct parser *p)
 	return comp(p, K_LOCAL, fn, nm);
 }
 
-static unsigned name_1(struct parser *p)
+/* <name> ::= <nested-name> | <local-name> | <unscoped-name>
+ *        | <unscoped-template-name> <template-args> */
+static unsigned name(struct parser *p)
 {
 	unsigned dc;
 	switch (peek(p)) {
@@ -1407,11 +1409,6 @@ static unsigned name_1(struct parser *p)
 		}
 		return dc;
 	}
-}
-
-static unsigned name(struct parser *p)
-{
-	return name_1(p);
 }
 
 /* <call-offset> ::= h <number> _ | v <number> _ <number> _ */

@@ -174,8 +174,11 @@ struct sframe_symbol {
 	const char *object;      /* path of the object file ("" if none) */
 	uintptr_t object_base;   /* load bias of the object */
 	uintptr_t object_offset; /* pc - load bias */
-	const char *name;        /* function symbol ("" if none found) */
+	const char *name;        /* function, demangled ("" if none found) */
 	uintptr_t name_offset;   /* pc - symbol start */
+	const char *mangled;     /* the symbol as its table spells it: the
+				    same string as name when it is not
+				    mangled or cannot be demangled */
 };
 
 /* Resolve pc (looked up as given: pass pc-1 for return addresses) using the
@@ -188,8 +191,9 @@ struct sframe_symbol {
  * the next symbol starts: a PC that no symbol covers (past a function's
  * end) gets no name.  A PC in no loaded object (JIT code) is named from
  * /tmp/perf-PID.map, the file JIT compilers write for perf, if it is a
- * regular file of this user; the object is then that path.  Files are
- * read with open/pread into scratch.  No malloc, no
+ * regular file of this user; the object is then that path.  A C++ or
+ * Rust name is demangled as sframe_demangle() does (name), its symbol
+ * kept in mangled.  Files are read with open/pread into scratch.  No malloc, no
  * lock, no prior initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
  * Returns 1 if a name was found, 0 if only the object (or nothing) is
  * known; *out is filled either way. */
@@ -209,7 +213,10 @@ SFRAMEBT_API int sframe_demangle(const char *mangled, char *out, size_t size);
 
 /* Format one frame as "#3 0x55d0c3a1f2b4 in parse_request+0x24
  * (/usr/bin/server+0x12b4)" into line (always NUL-terminated); returns the
- * length.  return_address != 0 names the call before pc: the name at
+ * length.  The name is demangled, so it may hold spaces and parentheses
+ * ("parse_config(char const*) [clone .cold]+0x8a"): the object part is
+ * the line's last " (" to its closing ")", the offset the last "+0x"
+ * before it.  return_address != 0 names the call before pc: the name at
  * pc-1, or at pc if no symbol covers pc-1 (a signal handler's return to
  * the sigreturn trampoline); offsets are pc's. */
 SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,

@@ -9,8 +9,8 @@
  * function and its callers, to main and _start.  Then the process dies
  * from SIGABRT as it would have without the handler.  libc and libstdc++
  * are walked through with their .eh_frame; this program through its .sframe
- * (built with -Wa,--gsframe).  Names are shown as the symbol tables spell
- * them: mangled for C++.
+ * (built with -Wa,--gsframe).  Names are demangled, as c++filt prints
+ * them: "parse_config(char const*)+0x2a".
  *
  * Built by examples/build.mk; examples/crash-handler.c has the complete
  * crash handler (all fatal signals, an alternate stack, several threads

@@ -8,7 +8,10 @@
  * backtrace_symbols() stays glibc's: it returns malloc()ed memory.
  *
  * Output follows glibc's: "object(symbol+0xoff) [0xaddr]", offsets of the
- * address as given, "object(+0xoff)" where no symbol covers it.  The name
+ * address as given, "object(+0xoff)" where no symbol covers it; the symbol
+ * demangled, unlike glibc's (a C++ name then holds spaces and
+ * parentheses: the address is after the line's last " [", the offset
+ * after the last "+0x" before it).  The name
  * is that of the call before the address (addr - 1), which a call to a
  * noreturn function that ends its function leaves past the end, else that
  * of the address itself (the sigreturn trampoline a signal handler returns
@@ -67,10 +70,10 @@ static size_t put_hex(char *line, size_t at, size_t cap, uintptr_t v)
 
 API void backtrace_symbols_fd(void *const *buf, int size, int fd)
 {
-	/* A path and a name (each at most 1 KiB from the symbolizer), the
-	 * rest fixed: the line is cut there, never overrun. */
-	static const size_t cap = 2400;
-	char scratch[SFRAME_SYMBOLIZE_SCRATCH], line[2400 + 1];
+	/* A path (at most 1 KiB from the symbolizer) and a demangled name
+	 * (2 KiB), the rest fixed: the line is cut there, never overrun. */
+	static const size_t cap = 3200;
+	char scratch[SFRAME_SYMBOLIZE_SCRATCH], line[3200 + 1];
 	for (int i = 0; buf && i < size; i++) {
 		uintptr_t pc = (uintptr_t)buf[i];
 		struct sframe_symbol s;

@@ -1,4 +1,6 @@
 # Symbols: PC to name, from dynamic symbols, symbol tables, detached debug
-# files and perf maps; names demangled (Itanium C++, Rust legacy and v0).
-LIB_SRCS += src/symbols/symbolize.c src/symbols/demangle.c src/symbols/demangle_rust.c \
-	src/symbols/names.c
+# files and perf maps (symbolize.c chains them: symbols/symtab.h); names
+# demangled (Itanium C++, Rust legacy and v0).
+LIB_SRCS += src/symbols/symbolize.c src/symbols/pick.c src/symbols/loaded.c \
+	src/symbols/elf_file.c src/symbols/perf_map.c \
+	src/symbols/demangle.c src/symbols/demangle_rust.c src/symbols/names.c

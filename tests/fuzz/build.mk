@@ -27,13 +27,13 @@ $(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/fuzz/fuzz_target.h tests/r
 # The .eh_frame decoder's target (tests/fuzz/fuzz_cfi.c, seeds in
 # tests/fuzz/corpus-cfi/, working copy in build/fuzz/corpus-cfi) and the
 # symbolizer's ELF file reader's (tests/fuzz/fuzz_symfile.c, which compiles
-# src/symbols/symbolize.c in; seeds in tests/fuzz/corpus-sym/): make fuzz gives
+# src/symbols/elf_file.c, perf_map.c and pick.c in; seeds in tests/fuzz/corpus-sym/): make fuzz gives
 # each of the four targets (with fuzz_jit, below) a quarter of FUZZ_SECONDS.
 $(B)/fuzz/fuzz_cfi: tests/fuzz/fuzz_cfi.c tests/fuzz/fuzz_target.h tests/rows/cfi_fake.h src/rows/cfi.c $(LIB_HDRS)
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_cfi.c src/rows/cfi.c -o $@
 
-$(B)/fuzz/fuzz_symfile: tests/fuzz/fuzz_symfile.c tests/fuzz/fuzz_target.h src/symbols/symbolize.c $(LIB_HDRS) backtrace.h
+$(B)/fuzz/fuzz_symfile: tests/fuzz/fuzz_symfile.c tests/fuzz/fuzz_target.h src/symbols/elf_file.c src/symbols/perf_map.c src/symbols/pick.c $(LIB_HDRS) backtrace.h
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_symfile.c -o $@
 

@@ -1,4 +1,5 @@
-/* libFuzzer target for the symbolizer's file reader (src/symbols/symbolize.c):
+/* libFuzzer target for the symbolizer's file readers (src/symbols/elf_file.c,
+ * src/symbols/perf_map.c, with the symbol choice of src/symbols/pick.c):
  * an ELF file's header, its section headers, its notes (the build-id
  * check a debug file must pass) and its .symtab with the names, read with
  * pread() exactly as sframe_symbolize() reads an object's file or its
@@ -8,7 +9,7 @@
  * are looked up; a name found must come from a range that starts at or
  * below the PC.  If its ELF header reads,
  * has_build_id() is asked about the build-id named by the input's last
- * 20 bytes (so that a match is reachable), and scan_symtab() looks up
+ * 20 bytes (so that a match is reachable), and sfb_scan_symtab() looks up
  * targets taken from the input and from the symbols' own values, for a
  * made-up object whose one executable segment covers [0, 4 GiB).  A
  * symbol found must start at or below its target, and its name is read
@@ -20,53 +21,34 @@
  * seeds are small ELF files: libcrashdemo.so as built, stripped, and its
  * debug file (objcopy --only-keep-debug), cut to 8 KiB where larger; and
  * a perf map with ranges that wrap around. */
-#include "symbols/symbolize.c"
+#include "symbols/elf_file.c"
+#include "symbols/perf_map.c"
+#include "symbols/pick.c"
 
 #include <sys/mman.h>
 
 #define FUZZ_NAME "fuzz_symfile"
 #include "fuzz_target.h"
 
-/* What symbolize.c calls outside the file reader, never reached here:
- * discovery, and the walk behind sframe_write_crash_report(). */
-int sfb_discover(void *pc, struct sfb_found *out)
-{
-	(void)pc;
-	(void)out;
-	return -1;
-}
-
-int sframe_backtrace_ex(const void *uc, struct sframe_bt_frame *frames, int n,
-			unsigned flags, struct sframe_bt_status *st)
-{
-	(void)uc, (void)frames, (void)n, (void)flags, (void)st;
-	return 0;
-}
-
-const char *sframe_bt_stop_name(int stop)
-{
-	(void)stop;
-	return "";
-}
-
-#define WORK (SFRAME_SYMBOLIZE_SCRATCH - WORK_OFF)
+#define WORK (SFRAME_SYMBOLIZE_SCRATCH - SFB_SYM_WORK_OFF)
+#define NAME_CAP SFB_SYM_MANGLED_CAP
 
 /* Both targets of a return address's lookup: the call, then itself. */
-static void look_up(const struct obj *o, int fd, const Elf64_Ehdr *eh,
+static void look_up(const struct sfb_obj *o, int fd, const Elf64_Ehdr *eh,
 		    uint64_t shnum, uint64_t target, char *work)
 {
-	struct targets ts = { { target, target + 1 }, { { 0 }, { 0 } }, 2 };
-	scan_symtab(o, fd, eh, shnum, &ts, work, WORK);
+	struct sfb_targets ts = { { target, target + 1 }, { { 0 }, { 0 } }, 2 };
+	sfb_scan_symtab(o, fd, eh, shnum, &ts, work, WORK);
 	for (int i = 0; i < ts.n; i++) {
-		const struct best *b = &ts.best[i];
-		if (!names_target(b))
+		const struct sfb_best *b = &ts.best[i];
+		if (!sfb_names_target(b))
 			continue;
 		if (b->value > ts.at[i] || b->floor > ts.at[i] || b->value > b->floor)
 			FAIL("symbol at %#llx (floor %#llx) chosen for %#llx",
 			     (unsigned long long)b->value, (unsigned long long)b->floor,
 			     (unsigned long long)ts.at[i]);
 		char *name = malloc(NAME_CAP);
-		size_t n = name_bytes(&b->tab, b->name, name, NAME_CAP - 1);
+		size_t n = sfb_name_bytes(&b->tab, b->name, name, NAME_CAP - 1);
 		if (n > NAME_CAP - 1)
 			FAIL("name of %zu bytes", n);
 		free(name);
@@ -88,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&target, data, size < 8 ? size : 8);
 	uint64_t pcs[] = { target, target & 0xffff, 0x1000, 0 };
 	for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++)
-		if (perf_map_lookup(fd, pcs[i], name, &start, work, WORK) &&
+		if (sfb_perf_map_lookup(fd, pcs[i], name, NAME_CAP, &start, work, WORK) &&
 		    (start > pcs[i] || strlen(name) >= NAME_CAP))
 			FAIL("perf map: %#llx named from %#llx", (unsigned long long)pcs[i],
 			     (unsigned long long)start);
@@ -96,21 +78,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	Elf64_Ehdr eh;
 	uint64_t shnum;
-	if (!read_ehdr(fd, &eh, &shnum)) {
+	if (!sfb_read_ehdr(fd, &eh, &shnum)) {
 		free(work);
 		return 0;
 	}
 	uint8_t id[20] = { 0 };
 	if (size >= sizeof id)
 		memcpy(id, data + size - sizeof id, sizeof id);
-	(void)has_build_id(fd, &eh, shnum, id, sizeof id, work, WORK);
+	(void)sfb_has_build_id(fd, &eh, shnum, id, sizeof id, work, WORK);
 
-	struct obj o = { .nseg = 1, .seg = { { 0, 1ull << 32, PF_R | PF_X } } };
+	struct sfb_obj o = { .nseg = 1, .seg = { { 0, 1ull << 32, PF_R | PF_X } } };
 	look_up(&o, fd, &eh, shnum, target & 0xffffffff, work);
 	look_up(&o, fd, &eh, shnum, 0x1000, work);
 	/* Targets at and just inside the first symbols, where matches are. */
 	Elf64_Shdr sh;
-	if (find_section(fd, &eh, shnum, 1, SHT_SYMTAB, &sh, work, WORK)) {
+	if (sfb_find_section(fd, &eh, shnum, 1, SHT_SYMTAB, &sh, work, WORK)) {
 		for (uint64_t i = 1; i < 8 && sh.sh_offset <= INT64_MAX; i++) {
 			Elf64_Sym s;
 			if (pread(fd, &s, sizeof s, (off_t)(sh.sh_offset + i * sizeof s)) !=

@@ -38,7 +38,8 @@ names_at() {
 
 # named_as_nm NAME OBJECT OFFSET [RA]: NAME ("" for none) is what nm
 # gives OFFSET (decimal) of OBJECT, or, with RA = 1, OFFSET - 1, else
-# OFFSET when nothing covers OFFSET - 1.
+# OFFSET when nothing covers OFFSET - 1; as nm spells it or as c++filt -i
+# demangles it (sframebt prints names demangled).
 named_as_nm() {
 	syms "$2" >"$tmp/syms.$$"
 	want=$(names_at "$(($3 - ${4:-0}))" <"$tmp/syms.$$")
@@ -49,7 +50,7 @@ named_as_nm() {
 		[ -z "$want" ]
 		return
 	fi
-	echo "$want" | grep -qxF -- "$1"
+	echo "$want" | grep -qxF -- "$1" || echo "$want" | c++filt -i | grep -qxF -- "$1"
 }
 
 # report_as_nm FILE [given]: every frame line of an sframebt report in

@@ -230,6 +230,26 @@ check "c++: raise, abort, terminate, __cxa_throw, the throwing function, main, _
 	@crash-cxx:_start
 check "c++: every frame named as nm names it (libstdc++'s unexported ones: none)" \
 	report_as_nm "$tmp/cxx"
+# cxx_demangled FILE: each frame in crash-cxx carries c++filt's spelling of
+# the symbol nm gives its call (pc - 1), the C++ ones (_Z...) included,
+# and no frame shows a mangled name.
+cxx_demangled() {
+	syms "$cxx" >"$tmp/cxx.syms"
+	nmangled=0
+	for k in $(grep -n "^#[0-9]* 0x[0-9a-f]* in .* (.*/crash-cxx+0x[0-9a-f]*)$" "$1" | cut -d: -f1); do
+		fl=$(sed -n "${k}p" "$1")
+		got=$(echo "$fl" | sed -n 's/^#[0-9]* 0x[0-9a-f]* in \(.*\)+0x[0-9a-f]* (.*)$/\1/p')
+		off=$(($(echo "$fl" | sed -n 's/.*+\(0x[0-9a-f]*\))$/\1/p') - 1))
+		sym=$(names_at "$off" <"$tmp/cxx.syms" | head -1)
+		case $sym in _Z*) nmangled=$((nmangled + 1)) ;; esac
+		if [ "$got" != "$(echo "$sym" | c++filt -i)" ]; then
+			echo "# \"$got\" is not c++filt's \"$(echo "$sym" | c++filt -i)\" ($sym)"
+			return 1
+		fi
+	done
+	[ "$nmangled" -ge 2 ] && ! grep -Eq '^#[0-9]+ 0x[0-9a-f]+ in _Z' "$1"
+}
+check "c++: names demangled as c++filt demangles nm's symbols" cxx_demangled "$tmp/cxx"
 
 # (b) A smashed stack: the return addresses are garbage.  The handler
 # still reports frame #0 and why the walk stopped, and the process dies

@@ -551,18 +551,18 @@ SFRAMEBT_API const char *sframe_jit_err_name(int err)
 }
 
 /* The length of the FDEs and CIEs before a zero terminator, at most max:
- * __register_frame() is given no length. */
+ * __register_frame() is given no length, and the section is read
+ * through the checked accessor up to max. */
 static size_t eh_frame_length(const uint8_t *p, size_t max)
 {
-	size_t at = 0;
-	while (max - at >= 4) {
-		uint32_t len;
-		memcpy(&len, p + at, 4);
+	struct sfb_bytes b = { .p = p, .len = max };
+	uint64_t at = 0, len;
+	while (sfb_get(&b, at, 4, &len)) {
 		if (len == 0)
-			return at;
+			return (size_t)at;
 		if (len == 0xffffffffu || len > max - at - 4)
 			return 0; /* 64-bit DWARF or past max: refused */
-		at += 4 + (size_t)len;
+		at += 4 + len;
 	}
 	return 0;
 }

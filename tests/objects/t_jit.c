@@ -5,7 +5,8 @@
  * frame and the caller's must be there, to the outermost frame.  Then
  * refused registrations (each error code, nothing changed), names, and
  * registering and unregistering under walks from another thread and
- * from a signal handler on the unregistering thread.  x86-64 only: the
+ * from signal handlers on the unregistering thread, which run the JIT
+ * code and walk through it.  x86-64 only: the
  * code is x86-64's. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "backtrace.h"
 #include "check.h"
@@ -392,13 +395,27 @@ static void *walker(void *arg)
 	return NULL;
 }
 
+static atomic_long handler_jit_walks;
+
+/* A walk through the JIT code from a signal handler on the unregistering
+ * thread: its read sections open while that thread may be waiting for
+ * readers. */
+static __attribute__((noinline)) void handler_callback(void)
+{
+	struct sframe_bt_frame f[32];
+	struct sframe_bt_status st;
+	int n = sframe_backtrace_ex(NULL, f, 32, 0, &st);
+	for (int i = 0; i < n; i++)
+		if (f[i].pc == (uintptr_t)page + MID_RA)
+			atomic_fetch_add(&handler_jit_walks, 1);
+}
+
 static void on_prof(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)si;
-	struct sframe_bt_frame f[32];
-	struct sframe_bt_status st;
-	sframe_backtrace_ex(uc, f, 32, 0, &st);
+	(void)uc;
+	((jit_fn)(uintptr_t)page)(handler_callback);
 	atomic_fetch_add(&handler_walks, 1);
 }
 
@@ -413,8 +430,17 @@ static void test_churn(void)
 					 .kind = SFRAME_JIT_FRAME_POINTER };
 	struct sigaction sa = { .sa_sigaction = on_prof, .sa_flags = SA_SIGINFO | SA_RESTART };
 	sigaction(SIGPROF, &sa, NULL);
-	struct itimerval it = { { 0, 200 }, { 0, 200 } };
-	setitimer(ITIMER_PROF, &it, NULL);
+	/* Signals to this thread only, every 50 us. */
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF };
+#ifdef sigev_notify_thread_id
+	sev.sigev_notify_thread_id = gettid();
+#else
+	sev._sigev_un._tid = gettid();
+#endif
+	timer_t timer;
+	timer_create(CLOCK_MONOTONIC, &sev, &timer);
+	struct itimerspec its = { { 0, 50000 }, { 0, 50000 } };
+	timer_settime(timer, 0, &its, NULL);
 	pthread_t t;
 	pthread_create(&t, NULL, walker, NULL);
 	int bad = 0;
@@ -424,14 +450,16 @@ static void test_churn(void)
 		bad += sframe_jit_unregister(other.start) != 0;
 		bad += sframe_jit_unregister(c.start) != 0;
 	}
-	setitimer(ITIMER_PROF, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
+	timer_delete(timer);
 	atomic_store(&stop_walkers, true);
 	pthread_join(t, NULL);
 	signal(SIGPROF, SIG_IGN);
 	CHECK(bad == 0 && sfb_jit_count() == 0,
 	      "20000 rounds of register/unregister under walks: all succeeded");
-	printf("# %ld walks through the code (%ld whole), %ld walks in SIGPROF handlers\n",
-	       atomic_load(&walks), atomic_load(&whole_walks), atomic_load(&handler_walks));
+	printf("# %ld walks through the code (%ld whole) on another thread; %ld signal handlers "
+	       "on this one ran the code and walked (%ld through it)\n",
+	       atomic_load(&walks), atomic_load(&whole_walks), atomic_load(&handler_walks),
+	       atomic_load(&handler_jit_walks));
 	CHECK(atomic_load(&walks) > 0, "the other thread walked meanwhile");
 }
 

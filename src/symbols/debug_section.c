@@ -318,6 +318,8 @@ int sfb_dview_str(struct sfb_dview *v, uint64_t *off, char *dst, size_t cap)
 		struct sfb_bytes b;
 		uint64_t i, c;
 		size_t chunk = v->cap;
+		if (at >= v->d->size[v->id])
+			return SFB_DSEC_E_TRUNCATED; /* no NUL before the section's end */
 		int err = view_at(v, at, 1, &b, &i);
 		if (err)
 			return err;

@@ -73,7 +73,9 @@ enum sfb_dsec_err {
 };
 
 #define SFB_DSEC_MAX_STRING 4096u            /* bytes of one string, its NUL included */
+#ifndef SFB_DSEC_MAX_INFLATE
 #define SFB_DSEC_MAX_INFLATE (1ull << 30)    /* bytes decompressed in one lookup */
+#endif
 #define SFB_DSEC_MAX_LOADS (1u << 20)        /* window loads in one lookup */
 #define SFB_DSEC_MAX_SECTIONS 65536u         /* section headers scanned by sfb_dsec_find() */
 #define SFB_DSEC_INPUT 1024u                 /* compressed bytes read at a time */

@@ -4,8 +4,18 @@
 # built here (gcc -O0 and -O2, DWARF 5 and 4, zlib-compressed sections,
 # C++, clang) and of libc through its compressed libc6-dbg debug file.
 # Each binary: >= 99% agreement on the first frame's file:line and on the
-# whole inline chain (functions as linkage names, call sites).  The
-# lookups run in a signal handler on a 64 KiB alternate stack.
+# whole inline chain (functions as linkage names, call sites), except
+# where an oracle is known to differ, which is then printed, not asserted:
+#  - addr2line (binutils 2.40) shows no inlined frames in clang's DWARF 5
+#    (its range lists by DW_FORM_rnglistx), names an inlined C++ member
+#    template that has no linkage name by its caller's linkage name, and
+#    in glibc's line tables
+#    takes some rows' files from the unit's file 0 where llvm-symbolizer
+#    and this reader take the row's own (strfroml.c for
+#    strfrom-skeleton.c); its functions without DWARF come from .symtab;
+#  - llvm-symbolizer names the outermost frame from the symbol table
+#    (setlocale for DWARF's __GI_setlocale): that name is not compared.
+# The lookups run in a signal handler on a 64 KiB alternate stack.
 . tests/lib/check.sh
 . tests/lib/install-deps.sh
 install_deps binutils llvm-14 libc6-dbg gcc g++ clang python3
@@ -54,7 +64,7 @@ for l in sys.stdin:
 ' "$N"
 }
 
-compare() { # compare NAME FILE [TEXT_FROM]
+compare() { # compare NAME FILE TEXT_FROM A2L_MIN_LINE A2L_MIN_CHAIN
 	pcs "$2" "$3" >"$tmp/$1.pcs"
 	addr2line -i -f -a -e "$2" <"$tmp/$1.pcs" >"$tmp/$1.a2l"
 	sed 's/^/0x/' "$tmp/$1.pcs" |
@@ -63,19 +73,55 @@ compare() { # compare NAME FILE [TEXT_FROM]
 		>"$tmp/$1.llvm"
 	"$tmp/lines_driver" -s -v "$2" <"$tmp/$1.pcs" >"$tmp/$1.ours" 2>"$tmp/$1.log"
 	grep '^alternate stack' "$tmp/$1.log" | sed "s/^/# $1: /"
-	python3 tests/symbols/lines_compare.py "$1 vs addr2line" "$tmp/$1.a2l" "$tmp/$1.ours"
-	python3 tests/symbols/lines_compare.py "$1 vs llvm-symbolizer" "$tmp/$1.llvm" "$tmp/$1.ours"
+	python3 tests/symbols/lines_compare.py "$1 vs addr2line" "$tmp/$1.a2l" "$tmp/$1.ours" $4 $5
+	python3 tests/symbols/lines_compare.py "$1 vs llvm-symbolizer" "$tmp/$1.llvm" "$tmp/$1.ours" \
+		99 99 outer-from-symtab
 }
 
 for b in $bins; do
-	compare "$b" "$tmp/$b"
+	case $b in
+	clang_O2 | clangxx_O2 | cxx_*) compare "$b" "$tmp/$b" "$tmp/$b" 99 0 ;;
+	*) compare "$b" "$tmp/$b" "$tmp/$b" 99 99 ;;
+	esac
 done
 
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')
 bid=$(readelf -n "$libc" | awk '/Build ID:/ { print $3 }')
 dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
-if [ -f "$dbg" ]; then
-	compare libc_dbg "$dbg" "$libc"
+# A copy: the installed file may be rewritten in place while the test
+# runs (perf's build-id cache hard-links it), which a lookup reads as a
+# file shorter than its headers say.
+copy_stable() { # copy_stable FROM TO: two copies that agree
+	for i in 1 2 3 4 5; do
+		cp "$1" "$2" && cp "$1" "$2.again" && cmp -s "$2" "$2.again" && return 0
+		sleep 1
+	done
+	return 1
+}
+if [ -f "$dbg" ] && copy_stable "$dbg" "$tmp/libc.debug"; then
+	compare libc_dbg "$tmp/libc.debug" "$libc" 0 0
 else
 	notok "libc's debug file $dbg (libc6-dbg)"
 fi
+
+# The inline-depth budget at its bound: a chain of 20 always_inline
+# functions gives SFB_LINES_MAX_FRAMES (16) frames, the innermost ones,
+# as addr2line's first 16.
+{
+	echo 'volatile int sink;'
+	echo 'static inline __attribute__((always_inline)) void f0(int x) { sink = x; }'
+	i=1
+	while [ $i -lt 20 ]; do
+		echo "static inline __attribute__((always_inline)) void f$i(int x) { f$((i - 1))(x + $i); sink++; }"
+		i=$((i + 1))
+	done
+	echo 'int main(int c, char **v) { (void)v; f19(c); return 0; }'
+} >"$tmp/deep.c"
+gcc -O2 -g "$tmp/deep.c" -o "$tmp/deep"
+pc=$(addr2line -i -f -a -e "$tmp/deep" $(nm "$tmp/deep" | awk '$3 == "main" { print $1 }') >/dev/null;
+	objdump -d "$tmp/deep" | awk '/<main>:/ { m = 1; next } m && /mov .*,0x[0-9a-f]*\(%rip\)/ { sub(":", "", $1); print $1; exit }')
+addr2line -i -f -a -e "$tmp/deep" "$pc" | sed -n 2,33p >"$tmp/deep.want"
+"$tmp/lines_driver" -s "$tmp/deep" "$pc" | sed 1d >"$tmp/deep.got"
+echo "# deep: $(($(wc -l <"$tmp/deep.want") / 2)) frames from addr2line at $pc"
+check "inline depth at its bound: the 16 innermost of addr2line's frames" \
+	cmp -s "$tmp/deep.want" "$tmp/deep.got"

@@ -2,6 +2,7 @@
 # the static library.  Each folder's build.mk holds the rules of its tests
 # that need more than the generic one below (helper objects, flags).
 #   lib/      what every test uses: check.h, check.sh, install-deps.sh, ...
+#   base/     the inflater and deflater
 #   rows/     SFrame and CFI decoding against readelf and libgcc
 #   objects/  discovery, the object cache, dlclose
 #   walk/     whole walks: chains, every instruction, signals, the memo,
@@ -15,7 +16,7 @@
 #   fuzz/     libFuzzer targets, their seed corpora, the replay smoke test
 #   port/ cross/ fixtures/ bench/   other C libraries, other architectures,
 #             binaries from other binutils, the benchmark
-TEST_DIRS := rows objects walk safety symbols report tools
+TEST_DIRS := base rows objects walk safety symbols report tools
 TEST_SRCS := $(foreach d,$(TEST_DIRS),$(wildcard tests/$(d)/t_*.c))
 TEST_BINS := $(patsubst %.c,$(B)/tests/%,$(notdir $(TEST_SRCS)))
 

@@ -2,6 +2,7 @@
  *
  * Run an unmodified program under it:
  *
+ *   build/sframe-prof [-F HZ] [-o FILE] [--wall] -- ./program   (sframe-prof.c)
  *   LD_PRELOAD=$PWD/build/libsframe-profiler.so SFRAME_PROF_SVG=1 ./program
  *
  * or link this file in and call sframe_prof_start()/sframe_prof_stop()
@@ -14,6 +15,9 @@
  *   PREFIX.svg     (SFRAME_PROF_SVG=1) a flame graph drawn by this file:
  *                  open it in a browser, hover a frame for its name and
  *                  sample count;
+ *   PREFIX.pb.gz   (SFRAME_PROF_PPROF=1) the same stacks as a pprof
+ *                  profile (prof/pprof.c), each sample labelled with its
+ *                  thread;
  *
  *   PREFIX.summary.txt  the summary, also printed on stderr (which the
  *                  program may have closed): samples taken and dropped,
@@ -42,7 +46,13 @@
  *   3. A drain thread empties the rings every few milliseconds and counts
  *      identical stacks in a hash table (normal context: malloc is fine).
  *   4. At stop, each distinct PC is symbolized once with
- *      sframe_symbolize(), stacks are folded and written.
+ *      sframe_symbolize(), which demangles it (keeping the symbol for
+ *      pprof's system_name), stacks are folded and written.
+ *
+ * With SFRAME_PROF_WALL=1 (sframe-prof --wall) the timers run on
+ * CLOCK_MONOTONIC instead: every thread is sampled at the same rate
+ * whether it runs or waits, and a waiting thread's stack ends in the
+ * system call it waits in.
  *
  * What the stacks look like: walks go through libc (unwound with its
  * .eh_frame, glibc carrying no .sframe) to the outermost frame (stop
@@ -60,8 +70,11 @@
  * stays installed after stop, because a late signal with the default
  * action would kill the process), and system calls may fail with EINTR
  * where the program does not expect it, as with any signal-based
- * profiler (the handler is installed with SA_RESTART, which covers most).
- * After fork() the child is not profiled. */
+ * profiler (the handler is installed with SA_RESTART, which covers most;
+ * --wall interrupts sleeping threads too, and nanosleep() is never
+ * restarted).  After fork() the child is profiled into files of its own
+ * if SFRAME_PROF_FORK=1, else not (the parent's summary counts it); a
+ * program exec'd with LD_PRELOAD inherited is profiled from its start. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -127,6 +140,7 @@ static atomic_bool running;
 static atomic_int inflight;     /* handlers executing right now */
 static atomic_ulong dropped;    /* samples lost to a full ring */
 static atomic_ulong unprofiled; /* threads that found no free slot */
+static _Atomic uint64_t handler_ns; /* time spent taking samples */
 
 static void take_sample(struct slot *s, const void *uc)
 {
@@ -162,8 +176,19 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 	uintptr_t p = si->si_code == SI_TIMER ? (uintptr_t)si->si_value.sival_ptr : 0;
 	uintptr_t off = p - (uintptr_t)slots;
 	bool ours = p && off < sizeof slots && off % sizeof slots[0] == 0;
-	if (ours && atomic_load(&running))
+	if (ours && atomic_load(&running)) {
+		/* The profiler's own cost, for the summary: clock_gettime()
+		 * is async-signal-safe, and CLOCK_MONOTONIC is read in the
+		 * vDSO, without a system call. */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		take_sample((struct slot *)p, uc);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		atomic_fetch_add_explicit(&handler_ns,
+					  (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 +
+						     (t1.tv_nsec - t0.tv_nsec)),
+					  memory_order_relaxed);
+	}
 	atomic_fetch_sub(&inflight, 1);
 }
 
@@ -514,9 +539,10 @@ static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 	char buf[1024];
 	const char *mangled = NULL;
 	if (sframe_symbolize(pc, &sym, scratch, sizeof scratch)) {
-		mangled = sym.name;
-		if (sframe_demangle(sym.name, buf, sizeof buf) < 0)
-			snprintf(buf, sizeof buf, "%s", sym.name);
+		/* name is demangled (as sframe_demangle() does), mangled is
+		 * the symbol. */
+		mangled = sym.mangled;
+		snprintf(buf, sizeof buf, "%s", sym.name);
 	} else if (sym.object[0]) {
 		/* No symbol (a stripped object, e.g. libc's internal
 		 * functions): name the object, as perf does, and for a caller
@@ -1004,6 +1030,7 @@ int sframe_prof_start(const struct sframe_prof_opts *opts)
 	memset(stop_counts, 0, sizeof stop_counts);
 	atomic_store(&dropped, 0);
 	atomic_store(&unprofiled, 0);
+	atomic_store(&handler_ns, 0);
 	atomic_store(&running, true);
 	started = true;
 
@@ -1053,19 +1080,21 @@ static const char *thread_name(pid_t tid)
  * lines, a cut stack rooted at the same "[truncated:REASON]" pseudo-frame. */
 static int write_pprof(const char *path)
 {
+	size_t nframes = 1;
+	for (size_t i = 0; i < stacks_cap; i++)
+		nframes += stacks[i] ? stacks[i]->depth + 1 : 0;
 	struct pprof_sample *smp = calloc(stacks_used + 1, sizeof *smp);
-	const struct pprof_frame **frames = calloc(stacks_used * (MAX_DEPTH + 1) + 1,
-						   sizeof *frames);
+	const struct pprof_frame **frames = calloc(nframes, sizeof *frames);
 	struct pprof_frame *cut = calloc(stacks_used + 1, sizeof *cut);
 	int rc = -1;
 	if (!smp || !frames || !cut)
 		goto out;
-	size_t n = 0;
+	size_t n = 0, used = 0;
 	for (size_t i = 0; i < stacks_cap; i++) {
 		const struct stack *s = stacks[i];
 		if (!s)
 			continue;
-		const struct pprof_frame **f = frames + n * (MAX_DEPTH + 1);
+		const struct pprof_frame **f = frames + used;
 		uint32_t d = 0;
 		for (; d < s->depth; d++)
 			f[d] = pc_frame(s->pc[d], d == 0);
@@ -1076,6 +1105,7 @@ static int write_pprof(const char *path)
 			if (cut[n].name)
 				f[d++] = &cut[n];
 		}
+		used += d;
 		smp[n++] = (struct pprof_sample){ .frames = f, .depth = d, .count = s->count,
 						  .tid = s->tid, .thread = thread_name(s->tid) };
 	}
@@ -1119,6 +1149,8 @@ int sframe_prof_stop(void)
 	pthread_join(drain_thread, NULL);
 	drain();
 
+	struct timespec w0, w1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);
 	size_t n = 0;
 	struct folded *lines = fold_all(&n);
 	int rc = lines ? 0 : -1;
@@ -1151,6 +1183,10 @@ int sframe_prof_stop(void)
 			rc = -1;
 		wl += (size_t)snprintf(wrote + wl, sizeof wrote - wl, "%s (pprof), ", path);
 	}
+
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	double write_ms = (double)(w1.tv_sec - w0.tv_sec) * 1e3 +
+			  (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
 
 	/* The summary goes to PREFIX.summary.txt and, unless quiet, to
 	 * stderr, which the program may have closed. */
@@ -1189,6 +1225,11 @@ int sframe_prof_stop(void)
 				fprintf(o, " %s %lu%s", sframe_bt_stop_name(s), stop_counts[s],
 					truncating(s) ? " (truncated)" : "");
 		fputc('\n', o);
+		double hms = (double)atomic_load(&handler_ns) / 1e6;
+		fprintf(o, "sframe-prof: cost: %.1f ms taking samples (%.1f us each, %.2f%% of "
+			   "the CPU time), %.1f ms symbolizing and writing at exit\n",
+			hms, samples ? 1e3 * hms / (double)samples : 0.0,
+			cpu > 0 ? hms / (10 * cpu) : 0.0, write_ms);
 		thread_summary(o);
 		unsigned long nforks = atomic_load(&forks);
 		if (nforks)

@@ -1,0 +1,130 @@
+#!/bin/sh
+# The profiler's overhead (not a timed test): lua5.4, python3 and sqlite3
+# workloads of about a second each, run RUNS times (default 7) without a
+# profiler, under sframe-prof at 99 Hz and at 1 kHz, and under
+# `perf record --call-graph dwarf` at 1 kHz (cpu-clock, where perf works);
+# prints the median CPU time of each (perf's own included), the overhead against no profiler,
+# the profile's size and how many of its stacks are whole (rooted at _start
+# or clone3).  Usage: sh tests/bench/prof_overhead.sh [BUILD_DIR [RUNS]]
+B=${1:-build}
+RUNS=${2:-7}
+case $B in /*) ;; *) B=$PWD/$B ;; esac
+P=$B/sframe-prof
+[ -x "$P" ] || { echo "prof_overhead: $P not built (make B=$B examples)" >&2; exit 1; }
+. tests/lib/install-deps.sh
+install_deps lua5.4 python3 sqlite3 >/dev/null
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+cat >"$tmp/work.lua" <<'EOF'
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local t = {}
+for i = 1, 200000 do t[#t + 1] = tostring(i * 7) end
+print(fib(32), #table.concat(t, ","))
+EOF
+cat >"$tmp/work.py" <<'EOF'
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+d = {}
+for i in range(300000):
+    d[str(i)] = i * 7
+print(fib(29), len(d))
+EOF
+SQL="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2500000)
+SELECT sum(x * x % 7), count(DISTINCT x % 1000) FROM c;"
+
+# run NAME: the workload NAME, its output discarded.
+run() {
+	case $1 in
+	lua) lua5.4 "$tmp/work.lua" ;;
+	python3) /usr/bin/python3 "$tmp/work.py" ;;
+	sqlite3) sqlite3 :memory: "$SQL" ;;
+	esac >/dev/null
+}
+
+median() { LC_ALL=C sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }'; }
+
+# time_run NAME MODE: one run's CPU time (user + system, the process and
+# its children) in ms: on a shared machine wall time measures the
+# neighbours as much as the profiler.  The summaries of the workload
+# process (the largest of the run) are kept as $tmp/sum.MODE.NAME.N.
+time_run() {
+	sh=". '$tmp/run.sh'; run $1"
+	T="/usr/bin/time -f %U+%S -o $tmp/t"
+	rm -f "$tmp"/p.*
+	case $2 in
+	none) $T sh -c "$sh" ;;
+	99 | 1000) SFRAME_PROF_QUIET=1 $T "$P" -F "$2" -o "$tmp/p.pb.gz" sh -c "$sh" ;;
+	perf) $T perf record -q -e cpu-clock -F 1000 --call-graph dwarf \
+		-o "$tmp/perf.$1.data" sh -c "$sh" >/dev/null 2>&1 ;;
+	esac
+	case $2 in
+	99 | 1000)
+		n=$(ls "$tmp"/sum.$2.$1.* 2>/dev/null | wc -l)
+		cp "$(ls -S "$tmp"/p.*summary.txt | head -n 1)" "$tmp/sum.$2.$1.$n"
+		cp "$(ls -S "$tmp"/p.*pb.gz | head -n 1)" "$tmp/prof.$2.$1.pb.gz" ;;
+	esac
+	awk -F+ '{ printf "%d\n", 1000 * ($1 + $2) }' "$tmp/t"
+}
+
+# The workloads as a file the profiled shell sources (sh itself is then
+# profiled too, as its child is: the profile of interest is the child's).
+{
+	echo "tmp='$tmp'"
+	echo "SQL='$SQL'"
+	sed -n '/^run() {/,/^}/p' "$0"
+} >"$tmp/run.sh"
+
+perf_ok=0
+perf record -q -e cpu-clock -o "$tmp/probe.data" true >/dev/null 2>&1 && perf_ok=1
+
+echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs; CPU ms, medians of $RUNS"
+printf '%-8s %9s %9s %7s %9s %7s %9s %7s %8s %8s\n' workload none_ms 99Hz_ms over \
+	1kHz_ms over perf_ms over 1k_hndlr 1k_exit
+modes="none 99 1000"
+[ "$perf_ok" = 1 ] && modes="$modes perf"
+for w in lua python3 sqlite3; do
+	run "$w" # warm the page cache
+	# Modes interleaved, so that a change in the machine's load falls on
+	# all of them alike.
+	for i in $(seq "$RUNS"); do
+		for m in $modes; do
+			time_run "$w" "$m" >>"$tmp/ms.$m.$w"
+		done
+	done
+	base=$(median <"$tmp/ms.none.$w")
+	pct() { [ "$1" = - ] && { echo -; return; }; awk -v a="$1" -v b="$base" 'BEGIN { printf "%+.1f%%", 100 * (a - b) / b }'; }
+	t99=$(median <"$tmp/ms.99.$w")
+	t1k=$(median <"$tmp/ms.1000.$w")
+	tp=-
+	[ "$perf_ok" = 1 ] && tp=$(median <"$tmp/ms.perf.$w")
+	# The profiler's own account (its summary's cost line): the share of
+	# CPU time in the handler, and the milliseconds spent at exit.
+	hnd=$(cat "$tmp"/sum.1000.$w.* | sed -n 's/.*us each, \([0-9.]*\)% of.*/\1/p' | median)
+	ex=$(cat "$tmp"/sum.1000.$w.* | sed -n 's/.*), \([0-9.]*\) ms symbolizing.*/\1/p' | median)
+	printf '%-8s %9s %9s %7s %9s %7s %9s %7s %7s%% %6sms\n' "$w" "$base" "$t99" "$(pct "$t99")" \
+		"$t1k" "$(pct "$t1k")" "$tp" "$(pct "$tp")" "$hnd" "$ex"
+done
+
+# Size and completeness of the last 1 kHz run of each: sframe-prof's file
+# of the workload process against perf.data; whole stacks are the ones
+# rooted at _start or clone3.
+echo
+printf '%-8s %12s %12s %12s %12s\n' workload sfp_bytes sfp_whole perf_bytes perf_whole
+for w in lua python3 sqlite3; do
+	f=$tmp/prof.1000.$w.pb.gz
+	s=$(ls "$tmp"/sum.1000.$w.* | tail -n 1)
+	sb=$(stat -c %s "$f" 2>/dev/null || echo -)
+	whole=$(awk '/samples (from|over)/ { n = $2 } /stacks truncated/ { t = $2 } END { if (n) printf "%.1f%%", 100 * (n - t) / n; else print "-" }' "$s")
+	pb=- pw=-
+	if [ "$perf_ok" = 1 ] && [ -f "$tmp/perf.$w.data" ]; then
+		pb=$(stat -c %s "$tmp/perf.$w.data")
+		pw=$(perf script -i "$tmp/perf.$w.data" -F comm,ip,sym 2>/dev/null | awk -v w="$w" '
+			/^[^ \t]/ { if (inside && keep) { n++; if (last ~ /_start|clone3|start_thread/) ok++ }
+				    inside = 1; keep = ($1 != "sh"); last = ""; next }
+			/^[ \t]+[0-9a-f]+ / { last = $2; next }
+			END { if (inside && keep) { n++; if (last ~ /_start|clone3|start_thread/) ok++ }
+			      if (n) printf "%.1f%%", 100 * ok / n; else print "-" }')
+	fi
+	printf '%-8s %12s %12s %12s %12s\n' "$w" "$sb" "$whole" "$pb" "$pw"
+done

@@ -4,3 +4,6 @@
 LIB_SRCS += src/symbols/symbolize.c src/symbols/pick.c src/symbols/loaded.c \
 	src/symbols/elf_file.c src/symbols/perf_map.c \
 	src/symbols/demangle.c src/symbols/demangle_rust.c src/symbols/names.c
+# file:line and inlined frames: .debug_line, .debug_info and what they
+# reference, read with pread, compressed sections through base/inflate.c.
+LIB_SRCS += src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c

@@ -229,8 +229,18 @@ SFRAMEBT_API int sframe_format_frame(int index, uintptr_t pc,
 SFRAMEBT_API void sframe_backtrace_symbols_fd(void *const *buf, int n, int fd);
 
 /* Walk from ucontext (NULL: from the caller) and write a symbolized report
- * to fd, ending with the stop reason.  For crash handlers.  Returns the
- * number of frames written. */
+ * to fd, for crash handlers: one line per frame, each run of frames that
+ * repeats with a period of up to 8 frames (a recursion) after two
+ * repeats collapsed into one line "#5..#1021 repeat 1017 times: ..."; with
+ * a ucontext the walk goes on past any depth (up to 2^20 frames, in pieces
+ * of 64) down to the outermost frame, without one it stops after 63.
+ * Then "# stopped: REASON", "# thread: NAME (tid N)", with a ucontext
+ * "# registers:" (x86-64, AArch64, s390x: the general registers as the
+ * context has them), and "# modules:", one "#   START-END PATH build-id
+ * HEX" line per loaded object (glibc's loader list, read through checked
+ * reads; empty on a C library without _r_debug).  Async-signal-safe; it
+ * uses about 21 KiB of stack (tests/report/t_report_parts.c), within the
+ * crash handler's alternate stack.  Returns the number of frames walked. */
 SFRAMEBT_API int sframe_write_crash_report(const void *ucontext, int fd);
 
 /* ---- Crash handler ------------------------------------------------------ */

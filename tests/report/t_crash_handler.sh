@@ -283,8 +283,10 @@ if under_valgrind && frame0_is_call "$tmp/overflow"; then
 		died_of "$tmp/overflow" SIGSEGV 139
 	check "overflow (stack moved): the fault is not on a call" not_at_call "$tmp/overflow"
 fi
-check "overflow: report from the alternate stack, depth-limited" \
+check "overflow: report from the alternate stack, the recursion collapsed, down to _start" \
 	sh -c "grep -q '^#0 0x[0-9a-f]* in recurse_forever' '$tmp/overflow' &&
-	       grep -q '^# stopped: buffer-full' '$tmp/overflow'"
+	       grep -Eq '^#[0-9]+\.\.#[0-9]+ repeat [0-9]+ times: 0x[0-9a-f]+ in recurse_forever\+' '$tmp/overflow' &&
+	       grep -Eq '^#[0-9]+ 0x[0-9a-f]+ in main\+' '$tmp/overflow' &&
+	       grep -q '^# stopped: outermost' '$tmp/overflow'"
 check "overflow: every frame named as nm names it" all_named "$tmp/overflow"
 exit 0

@@ -57,11 +57,12 @@ check "no command: exit status 2" [ $? -eq 2 ]
 
 # The C++ workload and the threads/fork one, -O2 without frame pointers,
 # with SFrame.
-CXX=g++
-case ${CC:-cc} in *clang*) CXX=clang++ ;; esac
+# clang's integrated assembler writes no .sframe: GNU as does.
+CXX=g++ CCX=${CC:-cc}
+case ${CC:-cc} in *clang*) CXX="clang++ -fno-integrated-as" CCX="clang -fno-integrated-as" ;; esac
 $CXX -std=gnu++17 -O2 -fomit-frame-pointer -Wa,--gsframe -Wall -Wextra -Werror \
 	tests/tools/prof/cxx_work.cc -o "$tmp/cxx_work" || { notok "build cxx_work"; exit 1; }
-${CC:-cc} -O2 -fomit-frame-pointer -Wa,--gsframe -Wall -Wextra -Werror \
+$CCX -O2 -fomit-frame-pointer -Wa,--gsframe -Wall -Wextra -Werror \
 	tests/tools/prof/threads.c -o "$tmp/threads" -lpthread || { notok "build threads"; exit 1; }
 
 # (1) The default: PROG.PID.pb.gz in the current directory, the summary

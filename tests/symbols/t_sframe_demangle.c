@@ -1,9 +1,16 @@
 /* The public demangler, sframe_demangle(): names against binutils'
  * c++filt (the ground truth), a buffer one byte too small and one of
  * exactly the right size, names that are not mangled, NULL arguments,
- * and errno kept. */
+ * and errno kept.  And sframe_symbolize()'s two spellings: a mangled
+ * name (a JIT's, from the perf map this test writes) comes back
+ * demangled as c++filt prints it, the symbol in .mangled; a C name is
+ * both. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,5 +90,27 @@ int main(void)
 	errno = 4321;
 	sframe_demangle("not mangled", got, sizeof got);
 	CHECK(e1 == 1234 && errno == 4321, "errno kept");
+
+	static char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	struct sframe_symbol sym;
+	CHECK(sframe_symbolize((uintptr_t)main, &sym, scratch, sizeof scratch) == 1 &&
+	      strcmp(sym.name, "main") == 0 && sym.mangled == sym.name,
+	      "a C name: name and mangled the same string (\"%s\")", sym.name);
+
+	char map[64], line[160];
+	snprintf(map, sizeof map, "/tmp/perf-%d.map", (int)getpid());
+	void *code = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open(map, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	snprintf(line, sizeof line, "%lx 100 %s\n", (unsigned long)(uintptr_t)code, names[2]);
+	int wrote = fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line);
+	if (fd >= 0)
+		close(fd);
+	cxxfilt(names[2], want, sizeof want);
+	int found = wrote && sframe_symbolize((uintptr_t)code + 0x10, &sym, scratch, sizeof scratch);
+	unlink(map);
+	CHECK(found && strcmp(sym.name, want) == 0 && strcmp(sym.mangled, names[2]) == 0 &&
+	      sym.name_offset == 0x10,
+	      "a JIT's mangled name: \"%s\" (c++filt: \"%s\"), mangled \"%s\"",
+	      found ? sym.name : "", want, found ? sym.mangled : "");
 	CHECK_DONE();
 }

@@ -3,11 +3,13 @@
  * - Each entry is a seqlock (seqlock.h), keyed by the return address and
  *   the epoch of its object's description, so a row cannot outlive the
  *   description it came from.
- * - An entry's hint (the entry the walk needed next, last time) is a
- *   relaxed atomic pointer outside the seqlock: any value it holds is an
- *   entry of this table or NULL, and the walker checks it like an entry
- *   found by hash before using its row.  A stale hint costs a lookup,
- *   never a wrong frame.
+ * - The walker finds every entry by hash (sfb_memo_probe() in its loop),
+ *   never by following pointers.  An entry's hint field (the entry the
+ *   walk needed next, last time) is no longer read or updated by the
+ *   walker: hints missed at most frames of stacks that vary, and wrote a
+ *   shared line on every miss (docs/SPEED.md).  It stays, set to the entry
+ *   itself, a relaxed atomic outside the seqlock whose value can never
+ *   matter (t_memo plants wrong ones).
  * No allocation: SFB_MEMO_ENTRIES entries of 32 bytes, static. */
 #ifndef SFB_ROWMEMO_H
 #define SFB_ROWMEMO_H
@@ -121,6 +123,23 @@ static inline struct sfb_memo_entry *sfb_memo_get(uintptr_t key, uint32_t epoch,
 	if (!sfb_memo_page_written(e))
 		return NULL;
 	if (sfb_memo_try(e, key, epoch, row))
+		return e;
+	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
+}
+
+/* sfb_memo_get() for the walker's loop, inline: the pages written as read
+ * once by the caller (pages, a snapshot of sfb_memo_pages_written: a bit
+ * missing costs a miss, never a wrong row), way 0 first, where the last key
+ * written to the pair sits. */
+static inline __attribute__((always_inline)) const struct sfb_memo_entry *
+sfb_memo_probe(uintptr_t key, uint32_t epoch, uint32_t pages, struct sfb_memo_row *row)
+{
+	unsigned pair = sfb_memo_pair_of_key(key);
+	const struct sfb_memo_entry *e = &sfb_memo[2 * pair];
+	/* A page holds 4096 / (2 * 32) = 64 pairs. */
+	if (!(pages >> (pair / (4096 / (2 * sizeof *e))) & 1))
+		return NULL;
+	if (__builtin_expect(sfb_memo_try(e, key, epoch, row), 1))
 		return e;
 	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
 }
@@ -240,6 +259,16 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
  * instructions, and must not push out the return addresses that every
  * walk needs. */
 void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
+
+/* The memo epoch of every object never unloaded (sfb_object.kept: the
+ * program, libc, ld.so, objects loaded at start-up, pinned ones), in place
+ * of its description's.  Such an object's rows never change and no other
+ * object can ever take its addresses, so an entry with this epoch is right
+ * for its key whichever description wrote it, and a walk crossing between
+ * such objects stays on the fast path.  Even, like description epochs
+ * (objcache.c: a walk without .eh_frame adds 1), and above any they reach
+ * before they would collide with SFB_MEMO_OUTERMOST_EPOCH's top bit. */
+#define SFB_MEMO_KEPT_EPOCH 0x7ffffffeu
 
 /* Return addresses whose row marks the outermost frame (_start, clone3:
  * RA undefined) are memoised too, so that a walk to the natural end does

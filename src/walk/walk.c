@@ -161,9 +161,13 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	return 0;
 }
 
+/* The epoch under which the memo keeps o's rows: its description's, or
+ * for an object never unloaded (o->kept) one epoch shared by all such
+ * objects (rowmemo.h), so that the fast path crosses between them (the
+ * program, libc, ld.so and the start-up objects) without a lookup. */
 static inline uint32_t memo_epoch(const struct walker *w, const struct sfb_object *o)
 {
-	return o->epoch + w->epoch_add;
+	return (o->kept ? SFB_MEMO_KEPT_EPOCH : o->epoch) + w->epoch_add;
 }
 
 /* ---- Applying a row (the general path) ------------------------------------ */
@@ -572,30 +576,19 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 
 /* ---- The fast path ---------------------------------------------------------- */
 
-/* The memo entry for the return address pc, and its row: prev's hint
- * (see rowmemo.h) if it holds pc in a confirmed object, else by hash,
- * and then prev's hint is set to the entry found.  Out of line: the fast
- * loop calls it only when the hint fails, which also happens each time
- * the walk crosses into another object (*epoch is then updated). */
+/* The memo entry for the return address pc, and its row, in the object
+ * that holds pc (confirmed for this walk; *epoch becomes its memo epoch).
+ * Out of line: the fast loop finds an entry inline in the object it is in
+ * (memo_probe()), and comes here only for the walk's first return address
+ * and where the walk crosses into another object. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find_and_hint(struct walker *w, const struct sfb_memo_entry *prev, uintptr_t pc,
-		   uint32_t *epoch, struct sfb_memo_row *row)
+memo_find_in_object(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
 	if (pc == 0 || walk_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
-	/* The caller has tried prev's hint with the old epoch: worth a second
-	 * try only in another object. */
-	uint32_t now = memo_epoch(w, o);
-	bool new_object = now != *epoch;
-	*epoch = now;
-	struct sfb_memo_entry *hint = prev ? sfb_memo_hint(prev) : NULL;
-	if (hint && new_object && sfb_memo_try(hint, pc, now, row))
-		return hint;
-	struct sfb_memo_entry *e = sfb_memo_get(pc, now, row);
-	if (e && prev)
-		sfb_memo_set_hint((struct sfb_memo_entry *)prev, e);
-	return e;
+	*epoch = memo_epoch(w, o);
+	return sfb_memo_get(pc, *epoch, row);
 }
 
 /* The memo entry for the exact PC a walk starts at (a ucontext, or the
@@ -645,11 +638,15 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	struct sfb_memo_row found;
 	uint32_t found_epoch = 0;
 	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
-					       : memo_find_and_hint(w, NULL, pc, &found_epoch, &found);
+					       : memo_find_in_object(w, pc, &found_epoch, &found);
 	if (!e)
 		return false;
 	struct sfb_memo_row row = found;
 	uint32_t epoch = found_epoch;
+	/* The memo's written pages (rowmemo.h), read once a run: a page
+	 * written since counts as unwritten, which costs a lookup again, never
+	 * a wrong row. */
+	uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
 	uint8_t src = at->source;
 	/* The recall's trail: the entry the loop moves to is noted by its
 	 * pair, unless it is the same again; the first one, if the walk did
@@ -692,22 +689,29 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		} else {
 			*pc_out++ = (void *)pc;
 		}
+		const uintptr_t callee_pc = pc;
 		pc = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)RA_SLOT(row));
 		if (SFB_ARCH_PAC && (row.flags & SFB_MEMO_PAC))
 			pc = sfb_arch_strip_pac(pc);
 		sp = SFB_SP_FROM_CFA(cfa);
 		if (records ? frame_out == frame_end : pc_out == pc_end)
 			break;
-		/* A verified entry's hint is never NULL (memo_write() sets
-		 * it to the entry itself before publishing). */
-		const struct sfb_memo_entry *next = sfb_memo_hint(e);
-		if (!sfb_memo_try(next, pc, epoch, &row)) {
+		/* Recursion: the same return address again has the same row,
+		 * already verified for this key and epoch in this walk. */
+		if (pc == callee_pc)
+			continue;
+		/* The caller's entry, looked up in the object of this frame's
+		 * (its epoch): a return address in another object fails the
+		 * epoch check there, and is looked up again in its own. */
+		const struct sfb_memo_entry *next = sfb_memo_probe(pc, epoch, pages, &row);
+		if (__builtin_expect(!next, 0)) {
 			found_epoch = epoch;
-			next = memo_find_and_hint(w, e, pc, &found_epoch, &found);
+			next = memo_find_in_object(w, pc, &found_epoch, &found);
 			if (!next)
 				break;
 			row = found;
 			epoch = found_epoch;
+			pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
 		}
 		if (sample && next != e && nt < SFB_MEMO_RECALL)
 			w->trail[nt++] = sfb_memo_pair_of_entry(next);
@@ -896,6 +900,9 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	w.use_memo = true;
 	w.lost_regs = false;
 	struct position at = { 0, false, exact, true, SFRAME_BT_FROM_CONTEXT, 0 };
+	/* After a fast run, the frame it stopped at is the general path's:
+	 * another fast run would stop there again. */
+	bool try_fast = true;
 	for (;;) {
 		if (at.n == size) {
 			/* Another frame exists (the step gave a non-zero PC); it
@@ -904,7 +911,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			break;
 		}
 		/* Memoised rows may be based on SP: not while it is a bound. */
-		if (w.use_memo && w.mem.nwin && !at.sp_low &&
+		if (try_fast && w.use_memo && w.mem.nwin && !at.sp_low &&
 		    (frames  ? fast_records(&w, regs, &at)
 		     : exact ? fast_pcs_sample(&w, regs, &at)
 			     : fast_pcs(&w, regs, &at))) {
@@ -912,8 +919,10 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 				st->stop = SFRAME_BT_STOP_OUTERMOST;
 				break;
 			}
+			try_fast = false;
 			continue;
 		}
+		try_fast = true;
 		int stop = general_step(&w, regs, &at);
 		if (stop == SFRAME_BT_STOP_UNSAFE_RULE && w.lost_regs && w.use_memo) {
 			*regs = start;

@@ -230,7 +230,7 @@ struct parser {
 	/* 1: try "sr <qualifiers> E" first; -1: that was tried; 0: the
 	 * old form "sr <type>" only. */
 	int8_t unresolved;
-	unsigned depth, max_depth;
+	unsigned depth, max_depth, steps;
 };
 
 static char peek(const struct parser *p)
@@ -330,6 +330,11 @@ static int enter(struct parser *p)
 {
 	if (p->depth >= SFB_DEMANGLE_MAX_PARSE_DEPTH)
 		return 0;
+	if (p->steps >= SFB_DEMANGLE_MAX_PARSE_STEPS) {
+		p->steps = SFB_DEMANGLE_MAX_PARSE_STEPS + 1; /* spent */
+		return 0;
+	}
+	p->steps++;
 	if (++p->depth > p->max_depth)
 		p->max_depth = p->depth;
 	return 1;
@@ -1620,14 +1625,15 @@ int sfb_dm_parse_cxx(const char *s, unsigned len, struct dm_tree *t, struct sfb_
 	t->s = s;
 	unsigned root = parse(&p);
 	if ((!root || p.pos != len) && p.unresolved < 0) {
-		unsigned max_depth = p.max_depth;
-		p = (struct parser){.s = s, .len = len, .t = t, .max_depth = max_depth};
+		/* The second parse spends what is left of the budgets. */
+		p = (struct parser){.s = s, .len = len, .t = t, .max_depth = p.max_depth, .steps = p.steps};
 		root = parse(&p);
 	}
 	if (u) {
 		u->nodes = t->used;
 		u->subs = p.nsubs;
 		u->parse_depth = p.max_depth;
+		u->parse_steps = p.steps;
 	}
 	return p.pos == len ? (int)root : 0;
 }

@@ -30,11 +30,15 @@
 /* Tree nodes visited while printing: substitutions and template
  * parameters let a short name print a long text many times over. */
 #define SFB_DEMANGLE_MAX_STEPS 8192
+/* Recursive rules entered while parsing: a conversion operator's
+ * template arguments are parsed twice when they turn out not to be its
+ * type's, and nested ones would take exponential time. */
+#define SFB_DEMANGLE_MAX_PARSE_STEPS 4096
 
 /* How much of each budget one call used (the greatest depth reached, the
  * nodes and steps taken), for tests that probe the budgets. */
 struct sfb_demangle_usage {
-	unsigned nodes, subs, parse_depth, print_depth, steps;
+	unsigned nodes, subs, parse_depth, print_depth, steps, parse_steps;
 };
 
 /* Demangle MANGLED into OUT (SIZE bytes, NUL-terminated).  Returns the

@@ -1,7 +1,7 @@
 /* Reads names, one a line, and prints each demangled by sfb_demangle(),
  * or as it is when it is refused, as c++filt does.  With -u, each line
  * is followed by a tab and what the call used: nodes, substitutions,
- * parse depth, print depth, steps. */
+ * parse depth, print depth, steps, parse steps. */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,8 +17,8 @@ int main(int argc, char **argv)
 		int n = sfb_demangle_usage(line, out, sizeof out, &u);
 		fputs(n >= 0 ? out : line, stdout);
 		if (usage)
-			printf("\t%u %u %u %u %u", u.nodes, u.subs, u.parse_depth, u.print_depth,
-			       u.steps);
+			printf("\t%u %u %u %u %u %u", u.nodes, u.subs, u.parse_depth, u.print_depth,
+			       u.steps, u.parse_steps);
 		putchar('\n');
 	}
 	return 0;

@@ -273,6 +273,40 @@ static void check_budgets(void)
 	      SFB_DEMANGLE_MAX_STEPS, strlen(name) - 1, ok_n, u.steps);
 }
 
+/* Parse steps: conversion operators whose template arguments are
+ * parsed again when they turn out not to be their type's; nested, the
+ * work doubles with each (a fuzzer's find).  The largest that parses
+ * stays within the budget, the next stops at the budget plus one. */
+static const char *conversions(int n)
+{
+	static char b[SFB_DEMANGLE_MAX_INPUT + 1];
+	char *p = repeat(b, "_ZN1A", 1);
+	p = repeat(p, "cvT_IZN1A", n);
+	p = repeat(p, "cvT_IbEE", 1);
+	repeat(p, "EE", n);
+	return b;
+}
+
+static void check_parse_steps(void)
+{
+	struct sfb_demangle_usage u = {0}, f = {0};
+	int n = 0;
+	for (int i = 1; i < 60; i++) {
+		struct sfb_demangle_usage cur;
+		dm(conversions(i), &cur);
+		if (cur.parse_steps > SFB_DEMANGLE_MAX_PARSE_STEPS) {
+			f = cur;
+			break;
+		}
+		n = i;
+		u = cur;
+	}
+	CHECK(u.parse_steps <= SFB_DEMANGLE_MAX_PARSE_STEPS && f.parse_steps == SFB_DEMANGLE_MAX_PARSE_STEPS + 1 &&
+		      dm(conversions(n + 1), NULL) == -1,
+	      "parse step budget %d: %d nested conversions parsed in %u steps, %d stopped at %u",
+	      SFB_DEMANGLE_MAX_PARSE_STEPS, n, u.parse_steps, n + 1, f.parse_steps);
+}
+
 /* ---- Stack ---- */
 
 #define ALT_SIZE (256 * 1024)
@@ -416,6 +450,7 @@ int main(void)
 	check_sizes("_ZN3std2rt10lang_start17h0123456789abcdefE");
 	check_sizes("_RNvNtCskK7mfDs1mzF_1mu11ncode_cta3gu9gre_6ka8l");
 	check_budgets();
+	check_parse_steps();
 	check_stack();
 	CHECK_DONE();
 }

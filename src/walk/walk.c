@@ -75,6 +75,9 @@ struct walker {
 	 * outermost rows on the general path); lost_regs: one of them left
 	 * registers unknown that a CFI row would have said (sfb_walk()). */
 	bool use_memo, lost_regs;
+	/* The stop reason a fast run ended the walk with (the outermost
+	 * frame's, memoised), or 0: then the general path goes on. */
+	int fast_stop;
 	/* What the next sample fetches ahead (rowmemo.h, the recall): the
 	 * pairs of the memo entries that hold, or would hold, the rows of
 	 * this walk's frames after the first, in order, a repeated frame
@@ -582,13 +585,19 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
  * (memo_probe()), and comes here only for the walk's first return address
  * and where the walk crosses into another object. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find_in_object(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
+memo_find_in_object(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row,
+		    bool *outermost)
 {
 	const struct sfb_object *o;
 	if (pc == 0 || walk_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
 	*epoch = memo_epoch(w, o);
-	return sfb_memo_get(pc, *epoch, row);
+	const struct sfb_memo_entry *e = sfb_memo_get(pc, *epoch, row);
+	/* Else perhaps memoised as the outermost frame (rowmemo.h), as
+	 * row_from_object() would find it. */
+	*outermost = !e && sfb_object_has_rows(o) &&
+		     sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(*epoch), row);
+	return e;
 }
 
 /* The memo entry for the exact PC a walk starts at (a ucontext, or the
@@ -637,8 +646,10 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	 * that they themselves can stay in registers. */
 	struct sfb_memo_row found;
 	uint32_t found_epoch = 0;
+	/* The run ended at a frame whose memoised row marks the outermost. */
+	bool outermost = false;
 	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
-					       : memo_find_in_object(w, pc, &found_epoch, &found);
+					       : memo_find_in_object(w, pc, &found_epoch, &found, &outermost);
 	if (!e)
 		return false;
 	struct sfb_memo_row row = found;
@@ -706,9 +717,21 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		const struct sfb_memo_entry *next = sfb_memo_probe(pc, epoch, pages, &row);
 		if (__builtin_expect(!next, 0)) {
 			found_epoch = epoch;
-			next = memo_find_in_object(w, pc, &found_epoch, &found);
-			if (!next)
+			next = memo_find_in_object(w, pc, &found_epoch, &found, &outermost);
+			if (!next) {
+				/* The outermost frame is written out, and ends
+				 * the walk (as general_step() would: no CFA). */
+				if (outermost) {
+					if (records)
+						*frame_out++ = (struct sframe_bt_frame){
+							.pc = pc, .source = src };
+					else
+						*pc_out++ = (void *)pc;
+					if (sample && nt < SFB_MEMO_RECALL)
+						w->trail[nt++] = (uint16_t)sfb_memo_pair_of_key(pc);
+				}
 				break;
+			}
 			row = found;
 			epoch = found_epoch;
 			pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
@@ -719,6 +742,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	}
 	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
 	w->ntrail = nt;
+	w->fast_stop = outermost ? SFRAME_BT_STOP_OUTERMOST : 0;
 	if (m == n)
 		return false;
 	r->pc = pc;
@@ -732,7 +756,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	at->exact = false;
 	at->topmost = false;
 	at->source = records ? src : SFRAME_BT_FROM_SFRAME;
-	w->st->frames_sframe += m - n - ncfi;
+	w->st->frames_sframe += m - n - ncfi - outermost;
 	w->st->frames_eh_frame += ncfi;
 	return true;
 }
@@ -917,6 +941,10 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 			     : fast_pcs(&w, regs, &at))) {
 			if (regs->pc == 0) {
 				st->stop = SFRAME_BT_STOP_OUTERMOST;
+				break;
+			}
+			if (w.fast_stop) {
+				st->stop = w.fast_stop;
 				break;
 			}
 			try_fast = false;

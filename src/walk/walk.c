@@ -676,20 +676,33 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	void **pc_out = records ? NULL : pcs + n, **pc_end = records ? NULL : pcs + w->size;
 	for (;;) {
 		uintptr_t cfa;
-		if (!(row.cfa_word & 1)) {
-			cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
-			if (SFB_MEMO_SP_CFA_BAD(cfa, win_hi))
-				break;
-		} else {
-			cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
+		if (SFB_FP_RULE && row.cfa_word == (SFB_FP_CFA_OFFSET | 1) &&
+		    row.fp_slot == SFB_FP_FP_OFFSET / 8) {
+			/* A frame record's row: the CFA from FP alone, so that the
+			 * next frame's loads wait for FP, not for the memo's row
+			 * (the row's test is a predicted branch). */
+			cfa = fp + SFB_FP_CFA_OFFSET;
 			if (SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi))
 				break;
 			if (sample)
 				__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+			fp = sfb_mem_load_proved(cfa + SFB_FP_FP_OFFSET);
+		} else {
+			if (!(row.cfa_word & 1)) {
+				cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
+				if (SFB_MEMO_SP_CFA_BAD(cfa, win_hi))
+					break;
+			} else {
+				cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
+				if (SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi))
+					break;
+				if (sample)
+					__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
+			}
+			/* Expected: laid out inline, FP stays in a register. */
+			if (__builtin_expect(row.fp_slot != 0, 1))
+				fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		}
-		/* Expected: laid out inline, FP stays in a register. */
-		if (__builtin_expect(row.fp_slot != 0, 1))
-			fp = sfb_mem_load_proved(cfa + 8 * (uintptr_t)(intptr_t)row.fp_slot);
 		if (records) {
 			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .cfa = cfa, .source = src,
 								 .exact = exact };

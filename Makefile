@@ -98,8 +98,9 @@ test-build: all $(TEST_BINS)
 # make test first installs the Debian packages the tests need, as
 # tests/run-all.sh does (tests/lib/install-deps.sh: apt-get, through sudo
 # when not root), or stops with the command that installs them; then
-# builds (t_unw_compare links libunwind) and runs.
-TEST_PKGS := build-essential binutils clang libunwind-dev libc6-dbg xz-utils
+# builds (t_unw_compare links libunwind; the inflater's fuzz target, replayed
+# by t_fuzz_smoke.sh, compares with zlib) and runs.
+TEST_PKGS := build-essential binutils clang libunwind-dev libc6-dbg xz-utils zlib1g-dev
 .PHONY: test-deps
 test-deps:
 	@if command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
@@ -108,7 +109,7 @@ test-deps:
 		echo "    sudo apt-get install $(TEST_PKGS)"; exit 1; }; \
 	else \
 		echo "make test: not Debian: install binutils, clang, libunwind's headers," \
-		     "glibc's debug symbols and xz yourself"; \
+		     "glibc's debug symbols, xz and zlib's headers yourself"; \
 	fi
 
 test: test-deps

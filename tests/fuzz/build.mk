@@ -1,68 +1,62 @@
-# The libFuzzer targets for the decoders and the symbolizer's file reader.
+# The libFuzzer targets (clang: libFuzzer + ASan + UBSan, the sources under
+# test compiled in; needs clang's libFuzzer runtime, Debian's
+# libclang-rt-14-dev).
 #
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_ARGS='-jobs=2 ...']
 #
-# builds build/fuzz/fuzz_decode with clang (libFuzzer + ASan + UBSan, the
-# decoder sources compiled in) and runs it for FUZZ_SECONDS on a working
-# copy of the seed corpus tests/fuzz/corpus-decode/ (build/fuzz/corpus: new inputs
-# accumulate there, the committed corpus is not modified).  Crashes are
-# written to build/fuzz/artifacts/.  Needs clang's libFuzzer runtime
-# (Debian/Ubuntu package libclang-rt-NN-dev, e.g. libclang-rt-14-dev, which
-# clang-14 pulls in on bookworm).  tests/fuzz/t_fuzz_smoke.sh runs the same target
-# over the seed corpus without libFuzzer as part of `make test`.
+# runs each target for its share of FUZZ_SECONDS on a working copy of its
+# seed corpus; crashes are written to build/fuzz/artifacts/.
+# tests/fuzz/t_fuzz_smoke.sh runs every target over its seeds without
+# libFuzzer, as part of `make test`.
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_ARGS    ?=
-FUZZ_SRCS    := src/rows/sframe_decode.c
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I. -Isrc -Itests -Itests/lib
 
-$(B)/fuzz/fuzz_decode: tests/fuzz/fuzz_decode.c tests/fuzz/fuzz_target.h tests/rows/sframe_builder.h $(FUZZ_SRCS) \
-		$(LIB_HDRS)
-	@mkdir -p $(B)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_decode.c $(FUZZ_SRCS) -o $@
+# The targets, as NAME:MAX_LEN: tests/fuzz/fuzz_NAME.c, compiled with the
+# library sources FUZZ_SRCS_NAME and linked with FUZZ_LIBS_NAME, seeds in
+# tests/fuzz/corpus-NAME/ (copied to build/fuzz/corpus-NAME, where new
+# inputs accumulate).
+#   decode   the SFrame decoder, lookups checked against a slow reference
+#   cfi      the .eh_frame decoder and its expression evaluator
+#   symfile  the symbolizer's ELF file reader and perf-map parser
+#   jit      the registration of code at run time
+#   demangle the demangler (compared with __cxa_demangle where both print)
+#   inflate  the inflater against zlib, and deflate round trips
+#   lines    the line-table and DIE reader over made-up debug files
+FUZZ_TARGETS := decode:4096 cfi:4096 symfile:8192 jit:4096 demangle:1100 inflate:8192 lines:65536
+FUZZ_SRCS_decode := src/rows/sframe_decode.c
+FUZZ_SRCS_cfi := src/rows/cfi.c
+FUZZ_SRCS_jit := src/objects/jit_registry.c src/rows/cfi.c src/rows/eh_index.c src/rows/sframe_decode.c
+FUZZ_LIBS_jit := -lpthread
+FUZZ_SRCS_demangle := src/symbols/demangle.c src/symbols/demangle_rust.c
+FUZZ_LIBS_demangle := -lstdc++
+FUZZ_SRCS_inflate := src/base/inflate.c src/base/deflate.c
+FUZZ_LIBS_inflate := -lz
+FUZZ_SRCS_lines := src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c
+FUZZ_NAMES := $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t))))
 
-# The .eh_frame decoder's target (tests/fuzz/fuzz_cfi.c, seeds in
-# tests/fuzz/corpus-cfi/, working copy in build/fuzz/corpus-cfi) and the
-# symbolizer's ELF file reader's (tests/fuzz/fuzz_symfile.c, which compiles
-# src/symbols/elf_file.c, perf_map.c and pick.c in; seeds in tests/fuzz/corpus-sym/): make fuzz gives
-# each of the four targets (with fuzz_jit, below) a quarter of FUZZ_SECONDS.
-$(B)/fuzz/fuzz_cfi: tests/fuzz/fuzz_cfi.c tests/fuzz/fuzz_target.h tests/rows/cfi_fake.h src/rows/cfi.c $(LIB_HDRS)
-	@mkdir -p $(B)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_cfi.c src/rows/cfi.c -o $@
+define fuzz_rule
+$(B)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_target.h $$(FUZZ_SRCS_$(1)) \
+		$$(LIB_HDRS) $$(wildcard tests/rows/*.h) backtrace.h
+	@mkdir -p $$(@D)
+	$$(FUZZ_CC) $$(FUZZ_FLAGS) $$< $$(FUZZ_SRCS_$(1)) -o $$@ $$(FUZZ_LIBS_$(1))
+endef
+$(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rule,$(n))))
 
-$(B)/fuzz/fuzz_symfile: tests/fuzz/fuzz_symfile.c tests/fuzz/fuzz_target.h src/symbols/elf_file.c src/symbols/perf_map.c src/symbols/pick.c $(LIB_HDRS) backtrace.h
-	@mkdir -p $(B)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_symfile.c -o $@
+# make fuzz gives each target an equal share of FUZZ_SECONDS.
+FUZZ_PART = $(shell expr \( $(FUZZ_SECONDS) + $(words $(FUZZ_NAMES)) - 1 \) / $(words $(FUZZ_NAMES)))
 
-# The registration of code (tests/fuzz/fuzz_jit.c, seeds in
-# tests/fuzz/corpus-jit/): the registry with the decoders it parses with.
-FUZZ_JIT_SRCS := src/objects/jit_registry.c src/rows/cfi.c src/rows/eh_index.c \
-	src/rows/sframe_decode.c
-$(B)/fuzz/fuzz_jit: tests/fuzz/fuzz_jit.c tests/fuzz/fuzz_target.h $(FUZZ_JIT_SRCS) $(LIB_HDRS) backtrace.h
-	@mkdir -p $(B)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) tests/fuzz/fuzz_jit.c $(FUZZ_JIT_SRCS) -o $@ -lpthread
-
-FUZZ_PART = $(shell expr \( $(FUZZ_SECONDS) + 3 \) / 4)
-
-fuzz: $(B)/fuzz/fuzz_decode $(B)/fuzz/fuzz_cfi $(B)/fuzz/fuzz_symfile $(B)/fuzz/fuzz_jit
-	mkdir -p $(B)/fuzz/corpus $(B)/fuzz/corpus-cfi $(B)/fuzz/corpus-sym $(B)/fuzz/corpus-jit \
-		$(B)/fuzz/artifacts
-	cp tests/fuzz/corpus-jit/* $(B)/fuzz/corpus-jit/
-	cp tests/fuzz/corpus-decode/* $(B)/fuzz/corpus/
-	cp tests/fuzz/corpus-cfi/* $(B)/fuzz/corpus-cfi/
-	cp tests/fuzz/corpus-sym/* $(B)/fuzz/corpus-sym/
-	$(B)/fuzz/fuzz_decode -max_total_time=$(FUZZ_PART) -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus
-	$(B)/fuzz/fuzz_cfi -max_total_time=$(FUZZ_PART) -max_len=4096 -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus-cfi
-	$(B)/fuzz/fuzz_symfile -max_total_time=$(FUZZ_PART) -max_len=8192 -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus-sym
-	$(B)/fuzz/fuzz_jit -max_total_time=$(FUZZ_PART) -max_len=4096 -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus-jit
+fuzz: $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
+	@mkdir -p $(B)/fuzz/artifacts
+	@for t in $(FUZZ_TARGETS); do \
+		n=$${t%%:*}; len=$${t#*:}; \
+		mkdir -p $(B)/fuzz/corpus-$$n && cp tests/fuzz/corpus-$$n/* $(B)/fuzz/corpus-$$n/ && \
+		echo "== fuzz_$$n for $(FUZZ_PART) s" && \
+		$(B)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_PART) -max_len=$$len -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix=$(B)/fuzz/artifacts/ $(FUZZ_ARGS) $(B)/fuzz/corpus-$$n || exit 1; \
+	done

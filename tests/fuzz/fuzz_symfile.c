@@ -17,7 +17,7 @@
  *
  * Build and run: make fuzz (tests/fuzz/build.mk).  With -DSFB_FUZZ_MAIN the
  * file has its own main(), which runs each file named on the command line
- * once (tests/fuzz/t_fuzz_smoke.sh replays tests/fuzz/corpus-sym/ so).  The
+ * once (tests/fuzz/t_fuzz_smoke.sh replays tests/fuzz/corpus-symfile/ so).  The
  * seeds are small ELF files: libcrashdemo.so as built, stripped, and its
  * debug file (objcopy --only-keep-debug), cut to 8 KiB where larger; and
  * a perf map with ranges that wrap around. */

@@ -5,8 +5,10 @@
 # buffer and its lookups cross-checked against the slow reference) over
 # tests/fuzz/corpus-decode/, the .eh_frame decoder (tests/fuzz/fuzz_cfi.c) over
 # tests/fuzz/corpus-cfi/, the symbolizer's ELF file reader
-# (tests/fuzz/fuzz_symfile.c) over tests/fuzz/corpus-sym/, the registration
-# of code (tests/fuzz/fuzz_jit.c) over tests/fuzz/corpus-jit/.  Uses ASan+UBSan when the compiler has them.
+# (tests/fuzz/fuzz_symfile.c) over tests/fuzz/corpus-symfile/, the registration
+# of code (tests/fuzz/fuzz_jit.c) over tests/fuzz/corpus-jit/, and the
+# demangler, the inflater and the line-table reader over theirs
+# (tests/fuzz/corpus-NAME/).  Uses ASan+UBSan when the compiler has them.
 B=${SFB_BUILD:-build}
 CC=${CC:-cc}
 mkdir -p "$B/fuzz"
@@ -42,7 +44,13 @@ smoke() {
 
 smoke fuzz_decode tests/fuzz/corpus-decode tests/fuzz/fuzz_decode.c src/rows/sframe_decode.c
 smoke fuzz_cfi tests/fuzz/corpus-cfi tests/fuzz/fuzz_cfi.c src/rows/cfi.c
-smoke fuzz_symfile tests/fuzz/corpus-sym tests/fuzz/fuzz_symfile.c
+smoke fuzz_symfile tests/fuzz/corpus-symfile tests/fuzz/fuzz_symfile.c
 smoke fuzz_jit tests/fuzz/corpus-jit tests/fuzz/fuzz_jit.c src/objects/jit_registry.c \
 	src/rows/cfi.c src/rows/eh_index.c src/rows/sframe_decode.c -lpthread
+smoke fuzz_demangle tests/fuzz/corpus-demangle tests/fuzz/fuzz_demangle.c \
+	src/symbols/demangle.c src/symbols/demangle_rust.c -lstdc++
+smoke fuzz_inflate tests/fuzz/corpus-inflate tests/fuzz/fuzz_inflate.c src/base/inflate.c \
+	src/base/deflate.c -lz
+smoke fuzz_lines tests/fuzz/corpus-lines tests/fuzz/fuzz_lines.c src/symbols/lines.c \
+	src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c
 exit $status

@@ -189,7 +189,8 @@ struct sframe_symbol {
  * library loads) or /usr/lib/debug, used only if its build-id note
  * matches.  A symbol's size bounds it, and one without a size ends where
  * the next symbol starts: a PC that no symbol covers (past a function's
- * end) gets no name.  A PC in no loaded object (JIT code) is named from
+ * end) gets no name.  A PC in no loaded object (JIT code) is named by
+ * its registration (sframe_jit_register(): object "[jit]"), else from
  * /tmp/perf-PID.map, the file JIT compilers write for perf, if it is a
  * regular file of this user; the object is then that path.  A C++ or
  * Rust name is demangled as sframe_demangle() does (name), its symbol

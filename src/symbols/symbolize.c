@@ -3,8 +3,9 @@
  *
  * One chain tries the sources in order: the object holding the PC and
  * its .dynsym in memory (loaded.c), the .symtab of its file, else of its
- * detached debug file (elf_file.c); a PC in no object goes to the perf
- * map (perf_map.c).  The name found is then demangled (demangle.c), the
+ * detached debug file (elf_file.c); a PC in no object goes to the names
+ * of registered JIT code (objects/jit_registry.c), then to the perf map
+ * (perf_map.c).  The name found is then demangled (demangle.c), the
  * mangled form kept beside it.
  *
  * This runs in signal handlers, often while the process is crashing, so it
@@ -17,6 +18,7 @@
 
 #include "backtrace.h"
 #include "base/entry.h"
+#include "objects/jit_registry.h"
 #include "symbols/demangle.h"
 #include "symbols/symtab.h"
 
@@ -28,17 +30,28 @@ static void demangle_name(struct sframe_symbol *out, char *scratch)
 	out->name = sfb_demangle(out->mangled, name, SFB_SYM_NAME_CAP) > 0 ? name : out->mangled;
 }
 
-/* A PC in no loaded object: JIT code, named by the perf map if any. */
+/* A PC in no loaded object: JIT code, named by its registration
+ * (sframe_jit_register()) if it has a name, else by the perf map if any;
+ * the object is "[jit]" or the perf map's path. */
 static int symbolize_jit(uintptr_t pc, struct sframe_symbol *out, char *scratch, size_t size)
 {
 	char *path = scratch, *mangled = scratch + SFB_SYM_MANGLED_OFF;
 	uint64_t start;
-	int fd = sfb_open_perf_map(path, SFB_SYM_PATH_CAP);
-	if (fd < 0)
-		return 0;
-	int found = sfb_perf_map_lookup(fd, pc, mangled, SFB_SYM_MANGLED_CAP, &start,
-					scratch + SFB_SYM_WORK_OFF, size - SFB_SYM_WORK_OFF);
-	close(fd);
+	uintptr_t reg_start;
+	size_t reg_len;
+	int found;
+	if (sfb_jit_name(pc, mangled, SFB_SYM_MANGLED_CAP, &reg_start, &reg_len) && mangled[0]) {
+		memcpy(path, "[jit]", sizeof "[jit]");
+		start = reg_start;
+		found = 1;
+	} else {
+		int fd = sfb_open_perf_map(path, SFB_SYM_PATH_CAP);
+		if (fd < 0)
+			return 0;
+		found = sfb_perf_map_lookup(fd, pc, mangled, SFB_SYM_MANGLED_CAP, &start,
+					    scratch + SFB_SYM_WORK_OFF, size - SFB_SYM_WORK_OFF);
+		close(fd);
+	}
 	if (!found || !mangled[0])
 		return 0;
 	out->object = path;

@@ -372,6 +372,13 @@ static void test_names(void)
 	      "between functions: the range's name: %s", out);
 	CHECK(sfb_jit_name((uintptr_t)page + MID, out, 4, &start, &size) && !strcmp(out, "jit"),
 	      "truncated to the buffer: %s", out);
+	/* sframe_symbolize() names registered code before any perf map. */
+	static char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	struct sframe_symbol sym;
+	CHECK(sframe_symbolize((uintptr_t)page + MID + 5, &sym, scratch, sizeof scratch) == 1 &&
+		      !strcmp(sym.name, "jit_mid") && sym.name_offset == 5 &&
+		      !strcmp(sym.object, "[jit]"),
+	      "sframe_symbolize: %s+%#zx in %s", sym.name, (size_t)sym.name_offset, sym.object);
 	CHECK(sframe_jit_unregister(c.start) == 0 &&
 		      !sfb_jit_name((uintptr_t)page + MID, out, sizeof out, &start, &size),
 	      "no name once unregistered");

@@ -30,9 +30,11 @@ PROF_SO := $(B)/libsframe-profiler.so
 PROF_SRCS := examples/profiler.c examples/prof/pprof.c
 PROF_DEPS := $(PROF_SRCS) examples/profiler.h examples/prof/pprof.h $(EX_DEPS)
 
-$(PROF_SO): $(PROF_DEPS) $(PIC_OBJS)
+# The profiler's preload also sees JIT code registered through
+# __register_frame() (src/preload/register_frame.c), as libsframebt-preload.so does.
+$(PROF_SO): $(PROF_DEPS) $(PIC_OBJS) $(B)/pic/preload/register_frame.o
 	$(CC) $(EX_CFLAGS) -fPIC -shared -DSFRAME_PROF_PRELOAD $(PROF_SRCS) $(PIC_OBJS) \
-		-o $@ -ldl -lpthread
+		$(B)/pic/preload/register_frame.o -o $@ -ldl -lpthread
 
 $(B)/profiler: $(PROF_DEPS) examples/demo/hotcold.c $(STATIC)
 	$(CC) $(EX_CFLAGS) -DHOTCOLD_LINKED examples/demo/hotcold.c $(PROF_SRCS) -o $@ \

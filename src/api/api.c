@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "api/api.h"
 #include "base/entry.h"
 #include "base/names.h"
 #include "objects/objcache.h"
@@ -13,6 +14,11 @@ static _Atomic unsigned default_flags;
 void sframe_backtrace_set_default_flags(unsigned flags)
 {
 	atomic_store_explicit(&default_flags, flags, memory_order_relaxed);
+}
+
+unsigned sfb_default_flags(void)
+{
+	return atomic_load_explicit(&default_flags, memory_order_relaxed);
 }
 
 const char *sframe_bt_stop_name(int stop)

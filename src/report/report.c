@@ -18,6 +18,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "arch/arch.h"
 #include "backtrace.h"
 #include "base/entry.h"
@@ -381,7 +382,7 @@ SFRAMEBT_API __attribute__((noinline)) int sframe_write_crash_report(const void 
 		bool exact = true;
 		sfb_arch_from_ucontext(ucontext, &r);
 		for (;;) {
-			int n = sfb_walk(&r, exact, frames, NULL, PIECE, 0, &st);
+			int n = sfb_walk(&r, exact, frames, NULL, PIECE, sfb_default_flags(), &st);
 			for (int i = 0; i < n; i++)
 				add_frame(&p, (struct frame){ frames[i].pc, frames[i].exact });
 			total += n;

@@ -368,7 +368,7 @@ varied_callgrind() {
 		$2 == "main" && $3 == 128 { v = $7; fn = $5 }
 		END {
 			if (v == "" || v == "-") print "GOAL: MISSED: a memo lookup missing its hint <= 25 instructions (main build, depth 128: not measured)"
-			else printf "GOAL: %s: a memo lookup missing its hint <= 25 instructions (%s, callgrind inclusive cost / calls, main build, depth 128: %s)\n", v <= 25 ? "MET" : "MISSED", fn, v
+			else printf "GOAL: %s: a memo lookup missing its hint <= 25 instructions (%s, callgrind inclusive cost / calls, main build, depth 128: %s)\n", v + 0 <= 25 ? "MET" : "MISSED", fn, v
 		}' "$D/cg/memo-miss.txt"
 	echo
 }

@@ -93,7 +93,7 @@ struct sfb_object sfb_kept_object[SFB_KEPT_MAX + SFB_STARTUP_MAX];
 static void publish_kept(unsigned i, const struct sfb_object *o)
 {
 	sfb_kept_object[i] = *o;
-	sfb_kept_object[i].kept = (uint8_t)(i + 1);
+	sfb_kept_object[i].kept_entry_plus_one = (uint8_t)(i + 1);
 	sfb_kept.range[i].end = o->map_end;
 	atomic_store_explicit(&sfb_kept.range[i].start, o->map_start, memory_order_release);
 }
@@ -104,10 +104,10 @@ static void publish_kept(unsigned i, const struct sfb_object *o)
 static void keep_if_kept(const struct sfb_object *o)
 {
 	static _Atomic uint8_t claimed[SFB_KEPT_MAX + SFB_STARTUP_MAX];
-	unsigned i = o->kept - 1u;
+	unsigned i = o->kept_entry_plus_one - 1u;
 	bool fixed = i < SFB_KEPT_FIXED;
 	uint8_t none = 0;
-	if (!o->kept || o->status != SFB_OK || (!fixed && i < SFB_KEPT_MAX) ||
+	if (!sfb_object_is_kept(o) || o->status != SFB_OK || (!fixed && i < SFB_KEPT_MAX) ||
 	    i >= SFB_KEPT_MAX + SFB_STARTUP_MAX ||
 	    !atomic_compare_exchange_strong_explicit(&claimed[i], &none, 1, memory_order_acquire,
 						     memory_order_relaxed))
@@ -256,7 +256,7 @@ static bool fingerprint_matches(const struct sfb_object *o)
 	/* The main program is never unloaded: what is there is what was
 	 * described (its headers need not follow an ELF header at its
 	 * start). */
-	if (o->kept == SFB_KEPT_MAIN + 1)
+	if (sfb_object_is_main(o))
 		return true;
 	/* The program headers where they were, not where the ELF header now
 	 * says: the header, the two headers used and the section's head are
@@ -342,7 +342,7 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	o->source = SFB_SRC_NONE;
 	o->status = SFB_OK;
 	o->bias = sfb_found_bias(r);
-	o->kept = kept_entry_of(r);
+	o->kept_entry_plus_one = kept_entry_of(r);
 	o->epoch = sfb_objcache_new_epoch();
 	o->exec_ph = o->sframe_ph = o->eh_frame_ph = SFB_NO_PH;
 	o->cfi_status = SFB_CFI_E_NO_TABLE;
@@ -360,7 +360,7 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	 * mapping's start says they are (a hit is confirmed by reading them
 	 * there), or anywhere for the main program, which is never unloaded
 	 * and so never confirmed (fingerprint_matches()). */
-	if (recorded && ((recorded == ph && rec_n == n) || o->kept == SFB_KEPT_MAIN + 1)) {
+	if (recorded && ((recorded == ph && rec_n == n) || sfb_object_is_main(o))) {
 		ph = recorded;
 		n = rec_n;
 	}
@@ -389,7 +389,7 @@ static void describe_object(const struct sfb_found *r, struct sfb_object *o)
 	describe_cfi(o, ph, n);
 	/* The main program without a search table (a static one): the
 	 * index built for it, which may be published later. */
-	if (o->cfi_status == SFB_CFI_E_NO_TABLE && o->kept == SFB_KEPT_MAIN + 1 &&
+	if (o->cfi_status == SFB_CFI_E_NO_TABLE && sfb_object_is_main(o) &&
 	    sfb_main_eh_state() != SFB_MAIN_EH_NONE)
 		o->main_eh_index = 1;
 	const ElfW(Phdr) *sframe = find_phdr(ph, n, PT_GNU_SFRAME);

@@ -50,7 +50,8 @@ struct sfb_object {
 	uint8_t source;          /* enum sfb_source */
 	int8_t status;           /* SFB_OK, or why its section was rejected */
 	uint8_t frame_pointer;   /* V1/V2 SFRAME_F_FRAME_POINTER */
-	uint8_t kept;            /* never unloaded: its kept entry + 1, or 0 */
+	uint8_t kept_entry_plus_one; /* never unloaded: 1 + the index of its kept
+					 entry; 0 (a zeroed description): may be */
 	uint32_t epoch;          /* unique per description: keys the row memo */
 	/* Fingerprint: glibc reuses the mapping address and even the
 	 * link_map of an unloaded object for the next one, so a cache hit
@@ -134,6 +135,18 @@ uint32_t sfb_objcache_new_epoch(void) __attribute__((visibility("hidden")));
  * start.  The ranges sit apart from the descriptions so that the search
  * reads one or two lines; hidden: the library's own, addressed directly. */
 enum { SFB_KEPT_MAIN, SFB_KEPT_LIBC, SFB_KEPT_LDSO, SFB_KEPT_FIXED };
+
+/* Whether o's object is never unloaded (a fixed, start-up or pinned kept
+ * entry), and whether it is the main program. */
+static inline bool sfb_object_is_kept(const struct sfb_object *o)
+{
+	return o->kept_entry_plus_one != 0;
+}
+
+static inline bool sfb_object_is_main(const struct sfb_object *o)
+{
+	return o->kept_entry_plus_one == SFB_KEPT_MAIN + 1;
+}
 #define SFB_KEPT_MAX (SFB_KEPT_FIXED + 15)
 
 struct sfb_kept_table {

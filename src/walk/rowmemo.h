@@ -260,7 +260,7 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
  * walk needs. */
 void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
-/* The memo epoch of every object never unloaded (sfb_object.kept: the
+/* The memo epoch of every object never unloaded (sfb_object_is_kept(): the
  * program, libc, ld.so, objects loaded at start-up, pinned ones), in place
  * of its description's.  Such an object's rows never change and no other
  * object can ever take its addresses, so an entry with this epoch is right

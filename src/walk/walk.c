@@ -165,12 +165,12 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 }
 
 /* The epoch under which the memo keeps o's rows: its description's, or
- * for an object never unloaded (o->kept) one epoch shared by all such
+ * for an object never unloaded (sfb_object_is_kept()) one epoch shared by all such
  * objects (rowmemo.h), so that the fast path crosses between them (the
  * program, libc, ld.so and the start-up objects) without a lookup. */
 static inline uint32_t memo_epoch(const struct walker *w, const struct sfb_object *o)
 {
-	return (o->kept ? SFB_MEMO_KEPT_EPOCH : o->epoch) + w->epoch_add;
+	return (sfb_object_is_kept(o) ? SFB_MEMO_KEPT_EPOCH : o->epoch) + w->epoch_add;
 }
 
 /* ---- Applying a row (the general path) ------------------------------------ */

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
@@ -32,7 +33,9 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct libc_eh *l = arg;
-	uintptr_t want = (uintptr_t)&printf;
+	/* A function of libc no sanitizer intercepts (ASan has its own
+	 * printf, and its library would be found instead). */
+	uintptr_t want = (uintptr_t)&gnu_get_libc_version;
 	const ElfW(Phdr) *hdr = NULL;
 	bool holds = false;
 	for (int i = 0; i < info->dlpi_phnum; i++) {

@@ -163,8 +163,19 @@ __attribute__((noinline)) static void chain(int depth, const char *m)
 	sink++;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define T_STATIC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_STATIC_ASAN 1
+#endif
+#endif
+
 #ifdef TABLE_FULL
 static const char *const cases[] = { "abort" };
+#elif defined(T_STATIC_ASAN)
+/* ASan's strlen() reports a NULL argument itself, before libc's faults. */
+static const char *const cases[] = { "abort", "assert", "qsort", "samples" };
 #else
 static const char *const cases[] = { "abort", "assert", "strlen", "qsort", "samples" };
 #endif

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "base/inflate.h" /* sfb_crc32 */
+#include "base/inflate.h" /* sfb_crc32, sfb_reverse_bits */
 
 #define MIN_MATCH 3
 #define MAX_MATCH 258
@@ -99,16 +99,6 @@ static void put_le32(struct sfb_deflate *d, uint32_t v)
 
 /* ---- the fixed code ----------------------------------------------------- */
 
-static unsigned reverse_bits(unsigned code, unsigned len)
-{
-	unsigned r = 0;
-	while (len--) {
-		r = r << 1 | (code & 1);
-		code >>= 1;
-	}
-	return r;
-}
-
 /* RFC 1951 3.2.6: literal/length codes of 8, 9, 7 and 8 bits. */
 static void fixed_code_init(struct sfb_deflate *d)
 {
@@ -127,11 +117,11 @@ static void fixed_code_init(struct sfb_deflate *d)
 			code = 0xc0 + (s - 280);
 			len = 8;
 		}
-		d->lit_code[s] = (uint16_t)reverse_bits(code, len);
+		d->lit_code[s] = (uint16_t)sfb_reverse_bits(code, len);
 		d->lit_bits[s] = (uint8_t)len;
 	}
 	for (unsigned s = 0; s < DIST_SYMS; s++)
-		d->dist_code[s] = (uint8_t)reverse_bits(s, DIST_BITS);
+		d->dist_code[s] = (uint8_t)sfb_reverse_bits(s, DIST_BITS);
 	for (unsigned s = 0, len = 3; len <= MAX_MATCH; len++) {
 		while (s + 1 < LENGTH_SYMS && length_base[s + 1] <= len)
 			s++;

@@ -222,16 +222,6 @@ static struct code_ref dist_ref(struct sfb_inflate *z)
 	return (struct code_ref){ z->dist.count, z->dist.sym, z->dist.fast, SFB_INFLATE_DIST_ROOT };
 }
 
-static unsigned reverse_bits(unsigned code, unsigned len)
-{
-	unsigned r = 0;
-	while (len--) {
-		r = r << 1 | (code & 1);
-		code >>= 1;
-	}
-	return r;
-}
-
 /* Which codes may be incomplete: RFC 1951 allows a distance code of one
  * 1-bit code, or of none (a block of literals only); zlib accepts one
  * 1-bit literal/length code too.  The code-length code must be complete. */
@@ -277,7 +267,7 @@ static int build_code(struct code_ref c, const uint8_t *lens, unsigned n, enum c
 	for (unsigned l = 1; l <= c.root; l++) {
 		for (unsigned j = 0; j < c.count[l]; j++, code++, k++) {
 			uint16_t e = (uint16_t)(l << FAST_LEN_SHIFT | c.sym[k]);
-			for (unsigned i = reverse_bits(code, l); i < size; i += 1u << l)
+			for (unsigned i = sfb_reverse_bits(code, l); i < size; i += 1u << l)
 				c.fast[i] = e;
 		}
 		code <<= 1;

@@ -149,6 +149,20 @@ const char *sfb_inflate_result_name(int result);
 uint32_t sfb_adler32(uint32_t adler, const uint8_t *p, size_t n); /* start: 1 */
 uint32_t sfb_crc32(uint32_t crc, const uint8_t *p, size_t n);     /* start: 0 */
 
+/* The LEN low bits of CODE in reverse order: DEFLATE packs a Huffman code
+ * most significant bit first into a stream read least significant bit
+ * first, so the inflater's tables and the deflater's codes are kept
+ * reversed. */
+static inline unsigned sfb_reverse_bits(unsigned code, unsigned len)
+{
+	unsigned r = 0;
+	while (len--) {
+		r = r << 1 | (code & 1);
+		code >>= 1;
+	}
+	return r;
+}
+
 /* ELF compressed-section header (SHF_COMPRESSED): Elf64_Chdr or
  * Elf32_Chdr, in the byte order of the reading machine. */
 #define SFB_ELFCOMPRESS_ZLIB 1

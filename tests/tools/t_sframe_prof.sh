@@ -3,9 +3,10 @@
 # (examples/prof/pprof.c), read by upstream pprof built offline from
 # Debian's packages:
 #   - --help, the default file name PROG.PID.pb.gz, the format by suffix;
-#   - pprof -top and -traces read the profiles of an interpreter (lua5.4)
-#     and of a C++ program (tests/tools/prof/cxx_work.cc), and -traces'
-#     stacks are the folded stacks of the same run;
+#   - pprof -top and -traces read the profiles of two interpreters
+#     (lua5.4, Debian's python3) and of a C++ program
+#     (tests/tools/prof/cxx_work.cc), and -traces' stacks are the folded
+#     stacks of the same run;
 #   - C++ names demangled in pprof, folded and SVG; mappings with build-id;
 #   - --wall sees a sleeping thread, CPU time does not;
 #   - a forked child gets its own file.
@@ -29,7 +30,7 @@ fi
 # Upstream pprof, from Debian's Go sources (no network), built once per
 # build directory.
 . tests/lib/install-deps.sh
-install_deps golang-go golang-github-google-pprof-dev lua5.4 g++ >/dev/null
+install_deps golang-go golang-github-google-pprof-dev lua5.4 python3 g++ >/dev/null
 PPROF=$B/pprof-bin
 if [ ! -x "$PPROF" ]; then
 	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$B/go-cache GOFLAGS= \
@@ -142,6 +143,36 @@ diff "$tmp/lua.f" "$tmp/lua.t" | head -10
 # Debian's lua5.4 is stripped, the interpreter linked in: its frames are
 # named by the object, as perf names them.
 check "lua5.4: the interpreter's frames are in the profile" grep -q '\[lua5.4\]' "$tmp/lua.t"
+
+# Debian's python3 (/usr/bin: not whatever python3 comes first in PATH),
+# stripped too, its C API exported: named frames and [python3.11+0x...]
+# ones, and an extension module's (_json) below the interpreter's.
+cat >"$tmp/work.py" <<'EOF'
+import json, re
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def text(n):
+    s = json.dumps([{"k": i, "v": str(i * 3)} for i in range(n)])
+    return len(re.findall(r'"v": "(\d+)"', s))
+t = 0
+for i in range(10):
+    t += fib(22) + text(30000)
+print(t)
+EOF
+both py /usr/bin/python3 "$tmp/work.py" >/dev/null
+check "python3: exits 0" [ $? -eq 0 ]
+pprof -top "$tmp/py.pb.gz" >"$tmp/py.top"
+head -12 "$tmp/py.top"
+check "python3: pprof -top reads it (type cpu)" \
+	sh -c "grep -q '^Type: cpu' '$tmp/py.top' && grep -q '^Showing nodes accounting for' '$tmp/py.top'"
+check "python3: pprof -top names the interpreter loop" grep -q ' _PyEval_EvalFrameDefault$' "$tmp/py.top"
+norm <"$tmp/py.folded" >"$tmp/py.f"
+traces "$tmp/py.pb.gz" >"$tmp/py.t"
+echo "# python3: $(wc -l <"$tmp/py.f") folded stacks, $(wc -l <"$tmp/py.t") pprof traces"
+check "python3: -traces stacks equal the folded stacks of the same run" cmp -s "$tmp/py.f" "$tmp/py.t"
+diff "$tmp/py.f" "$tmp/py.t" | head -10
+check "python3: stacks rooted at _start, through Py_BytesMain and PyEval_EvalCode" \
+	grep -q '^_start;.*;Py_BytesMain;.*;PyEval_EvalCode;' "$tmp/py.t"
 
 # (3) The format follows -o's suffix.
 (cd "$tmp" && "$P" -o fmt.folded ./cxx_work 100 2>/dev/null && "$P" -o fmt.svg ./cxx_work 100 2>/dev/null)

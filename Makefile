@@ -3,8 +3,8 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
 B       := build
-VERSION := 1.0.0
-SOMAJOR := 1
+VERSION := 2.0.0
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 WARN      := -std=gnu11 -Wall -Wextra -Werror
 # The library's own frames carry SFrame rows (binutils >= 2.40), so that a

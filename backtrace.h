@@ -168,6 +168,16 @@ SFRAMEBT_API void sframe_backtrace_set_default_flags(unsigned flags);
 
 /* ---- Symbolization (async-signal-safe) -------------------------------- */
 
+/* A function inlined at a PC (struct sframe_symbol's inlined[]), with the
+ * PC's source position in it. */
+#define SFRAME_MAX_INLINED 8
+struct sframe_inlined {
+	const char *name;  /* the inlined function, demangled ("" if unknown) */
+	const char *file;  /* source file of the position in it ("" if unknown) */
+	unsigned line;     /* 0 if unknown */
+	unsigned column;   /* 0 if unknown */
+};
+
 /* What is known about one PC.  Strings point into the caller's buffer given
  * to sframe_symbolize(), or are "" when unknown. */
 struct sframe_symbol {
@@ -179,6 +189,16 @@ struct sframe_symbol {
 	const char *mangled;     /* the symbol as its table spells it: the
 				    same string as name when it is not
 				    mangled or cannot be demangled */
+	/* Source position, from DWARF (scratch of at least
+	 * SFRAME_SYMBOLIZE_LINES_SCRATCH bytes; else ""/0): */
+	const char *file;      /* source file of pc's position in `name` ("" if unknown) */
+	unsigned line;         /* 0 if unknown */
+	unsigned column;       /* 0 if unknown */
+	int inlined_count;     /* entries of inlined[] used */
+	struct sframe_inlined inlined[SFRAME_MAX_INLINED]; /* functions inlined at pc,
+				    innermost first, each with pc's position in
+				    it; `name`/file/line is the function they
+				    were inlined into */
 };
 
 /* Resolve pc (looked up as given: pass pc-1 for return addresses) using the
@@ -196,9 +216,25 @@ struct sframe_symbol {
  * Rust name is demangled as sframe_demangle() does (name), its symbol
  * kept in mangled.  Files are read with open/pread into scratch.  No malloc, no
  * lock, no prior initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
+ *
+ * With at least SFRAME_SYMBOLIZE_LINES_SCRATCH bytes of scratch (8-byte
+ * aligned) it also gives pc's source position, as `addr2line -i -f` does,
+ * from the .debug_line and .debug_info (DWARF 4 and 5, zlib-compressed or
+ * not) of the object's file or of its debug file: the functions inlined
+ * at pc in inlined[], innermost first, each with pc's file:line in it,
+ * and in file/line/column the position in the function they were all
+ * inlined into (the one `name` names), i.e. of the call to inlined[last]
+ * (or of pc itself when nothing is inlined there).  Beyond
+ * SFRAME_MAX_INLINED inlined levels the innermost are kept.  An object
+ * without DWARF leaves them ""/0.  This reads the debug sections with
+ * pread (decompressing a compressed one up to what it reads), so it costs
+ * from microseconds to tens of milliseconds a PC; stack use stays under
+ * 16 KiB.
+ *
  * Returns 1 if a name was found, 0 if only the object (or nothing) is
  * known; *out is filled either way. */
 #define SFRAME_SYMBOLIZE_SCRATCH 8192
+#define SFRAME_SYMBOLIZE_LINES_SCRATCH (80 * 1024)
 SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 				  char *scratch, size_t scratch_size);
 

@@ -6,4 +6,5 @@ LIB_SRCS += src/symbols/symbolize.c src/symbols/pick.c src/symbols/loaded.c \
 	src/symbols/demangle.c src/symbols/demangle_rust.c src/symbols/names.c
 # file:line and inlined frames: .debug_line, .debug_info and what they
 # reference, read with pread, compressed sections through base/inflate.c.
-LIB_SRCS += src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c
+LIB_SRCS += src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c \
+	src/symbols/srcpos.c

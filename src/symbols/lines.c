@@ -447,10 +447,30 @@ static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, v
 	return 0;
 }
 
+int sfb_lines_open(int fd, const struct sfb_elf_sections *secs, void *scratch, size_t size)
+{
+	struct lk *k;
+	if (!scratch || size < SFB_LINES_SCRATCH || ((uintptr_t)scratch & 7))
+		return SFB_DSEC_E_SCRATCH;
+	if (!secs->sec[SFB_DSEC_INFO].size || !secs->sec[SFB_DSEC_ABBREV].size ||
+	    !secs->sec[SFB_DSEC_LINE].size)
+		return SFB_DSEC_E_NO_SECTION;
+	return layout(&k, secs, fd, scratch, size);
+}
+
 int sfb_lines_lookup(int fd, const struct sfb_elf_sections *secs, uint64_t vaddr,
 		     struct sfb_line_result *out, void *scratch, size_t size)
 {
-	struct lk *k;
+	out->n = 0;
+	out->truncated = false;
+	out->inline_err = 0;
+	int err = sfb_lines_open(fd, secs, scratch, size);
+	return err ? err : sfb_lines_find(scratch, vaddr, out);
+}
+
+int sfb_lines_find(void *scratch, uint64_t vaddr, struct sfb_line_result *out)
+{
+	struct lk *k = scratch;
 	struct unit u;
 	struct lhdr h;
 	struct row row = { 0 };
@@ -459,14 +479,16 @@ int sfb_lines_lookup(int fd, const struct sfb_elf_sections *secs, uint64_t vaddr
 	out->n = 0;
 	out->truncated = false;
 	out->inline_err = 0;
-	if (!scratch || size < SFB_LINES_SCRATCH || ((uintptr_t)scratch & 7))
-		return SFB_DSEC_E_SCRATCH;
-	if (!secs->sec[SFB_DSEC_INFO].size || !secs->sec[SFB_DSEC_ABBREV].size ||
-	    !secs->sec[SFB_DSEC_LINE].size)
-		return SFB_DSEC_E_NO_SECTION;
-	if ((err = layout(&k, secs, fd, scratch, size)))
-		return err;
+	/* A new lookup: its own budgets; the windows and the inflater's
+	 * stream stay, so that a later address reads on from an earlier. */
 	k->out = out;
+	k->dies = k->abbrevs = k->units = 0;
+	k->program_bytes = 0;
+	k->nchain = 0;
+	k->truncated = false;
+	k->abbrev_table = UINT64_MAX;
+	k->d.inflated = 0;
+	k->d.loads = k->d.restarts = k->d.preads = 0;
 
 	/* 1-3: the unit, the chain of entries holding vaddr, their names. */
 	if ((err = lk_find_unit(k, vaddr, &u)))

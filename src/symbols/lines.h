@@ -119,6 +119,15 @@ struct sfb_line_result {
 int sfb_lines_lookup(int fd, const struct sfb_elf_sections *secs, uint64_t vaddr,
 		     struct sfb_line_result *out, void *scratch, size_t size);
 
+/* The same, as two steps, for several addresses of one file: open sets
+ * the lookup's state up in SCRATCH (as above) for the file open on FD;
+ * find looks VADDR up through it.  The state keeps its section windows
+ * and the inflater's position between finds, so that addresses whose
+ * units lie in increasing order read each compressed section once.
+ * SCRATCH must not be touched between them, nor FD closed. */
+int sfb_lines_open(int fd, const struct sfb_elf_sections *secs, void *scratch, size_t size);
+int sfb_lines_find(void *scratch, uint64_t vaddr, struct sfb_line_result *out);
+
 /* "ok", "not-found", ..., and debug_section.h's names. */
 const char *sfb_lines_err_name(int err);
 

@@ -6,7 +6,8 @@
  * detached debug file (elf_file.c); a PC in no object goes to the names
  * of registered JIT code (objects/jit_registry.c), then to the perf map
  * (perf_map.c).  The name found is then demangled (demangle.c), the
- * mangled form kept beside it.
+ * mangled form kept beside it.  Given the room, sframe_symbolize() adds
+ * the source position (srcpos.c, from DWARF: lines.h).
  *
  * This runs in signal handlers, often while the process is crashing, so it
  * uses no malloc, no stdio, no locks, and no static mutable state but the
@@ -20,7 +21,15 @@
 #include "base/entry.h"
 #include "objects/jit_registry.h"
 #include "symbols/demangle.h"
+#include "symbols/srcpos.h"
 #include "symbols/symtab.h"
+
+void sfb_symbol_clear(struct sframe_symbol *out)
+{
+	*out = (struct sframe_symbol){ .object = "", .name = "", .mangled = "", .file = "" };
+	for (int i = 0; i < SFRAME_MAX_INLINED; i++)
+		out->inlined[i] = (struct sframe_inlined){ "", "", 0, 0 };
+}
 
 /* out->name: the demangled form of out->mangled, or the same string when
  * it is not mangled or the demangler refuses it. */
@@ -92,7 +101,7 @@ int sfb_symbolize(uintptr_t pc, int return_address, struct sframe_symbol *out,
 	char *work = scratch + SFB_SYM_WORK_OFF;
 	size_t wsize = size - SFB_SYM_WORK_OFF;
 	uintptr_t adj = return_address && pc ? 1 : 0;
-	*out = (struct sframe_symbol){ "", 0, 0, "", 0, "" };
+	sfb_symbol_clear(out);
 	if (!sfb_find_object(pc - adj, &o)) {
 		if (!symbolize_jit(pc - adj, out, scratch, size))
 			return 0;
@@ -147,8 +156,12 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 	SFB_ENTRY;
 	if (!out)
 		return 0;
-	*out = (struct sframe_symbol){ "", 0, 0, "", 0, "" };
+	sfb_symbol_clear(out);
 	if (!scratch || scratch_size < SFRAME_SYMBOLIZE_SCRATCH)
 		return 0;
-	return sfb_symbolize(pc, 0, out, scratch, scratch_size);
+	int found = sfb_symbolize(pc, 0, out, scratch, SFRAME_SYMBOLIZE_SCRATCH);
+	if (scratch_size >= SFRAME_SYMBOLIZE_LINES_SCRATCH)
+		sfb_srcpos_symbolize(pc, out, scratch + SFRAME_SYMBOLIZE_SCRATCH,
+				     scratch_size - SFRAME_SYMBOLIZE_SCRATCH);
+	return found;
 }

@@ -24,6 +24,11 @@
 #define SFB_SYM_WORK_OFF (SFB_SYM_NAME_OFF + SFB_SYM_NAME_CAP)
 #define SFB_SYM_LINE_CAP (SFB_SYM_PATH_CAP + SFB_SYM_NAME_CAP + 128)
 _Static_assert(SFB_SYM_WORK_OFF + SFB_SYM_LINE_CAP <= SFRAME_SYMBOLIZE_SCRATCH, "scratch");
+/* SFRAME_SYMBOLIZE_LINES_SCRATCH: the above, then symbols/srcpos.h's area
+ * (the lines reader's result, its scratch, the inlined names). */
+
+/* Strings "", numbers 0. */
+__attribute__((visibility("hidden"))) void sfb_symbol_clear(struct sframe_symbol *out);
 
 /* The name of pc, or, for a return address (return_address != 0), of the
  * call before it (pc - 1, else pc); offsets are pc's either way.  *out is

@@ -17,7 +17,9 @@
  *                  sample count;
  *   PREFIX.pb.gz   (SFRAME_PROF_PPROF=1) the same stacks as a pprof
  *                  profile (prof/pprof.c), each sample labelled with its
- *                  thread;
+ *                  thread, each address with its file:line and the
+ *                  functions inlined there where the object's DWARF (or
+ *                  its debug file's) says;
  *
  *   PREFIX.summary.txt  the summary, also printed on stderr (which the
  *                  program may have closed): samples taken and dropped,
@@ -47,7 +49,10 @@
  *      identical stacks in a hash table (normal context: malloc is fine).
  *   4. At stop, each distinct PC is symbolized once with
  *      sframe_symbolize(), which demangles it (keeping the symbol for
- *      pprof's system_name), stacks are folded and written.
+ *      pprof's system_name) and, for pprof, reads its source position
+ *      and inlined functions from the line tables; stacks are folded and
+ *      written.  The folded stacks and the SVG name the functions the
+ *      symbol table has, not the ones inlined into them.
  *
  * With SFRAME_PROF_WALL=1 (sframe-prof --wall) the timers run on
  * CLOCK_MONOTONIC instead: every thread is sampled at the same rate
@@ -509,13 +514,71 @@ static void *drain_main(void *unused)
 
 /* PC -> frame name, each PC symbolized once: the demangled name (the
  * folded lines, the SVG and pprof's function name) and the symbol as the
- * object has it (pprof's system_name). */
+ * object has it (pprof's system_name); for pprof also the source
+ * position, with the functions inlined at the PC (pprof's lines). */
 struct name {
 	uintptr_t key; /* pc * 2 + leaf */
 	struct pprof_frame frame;
 };
 static struct name *names;
 static size_t names_cap;
+/* SFRAME_SYMBOLIZE_LINES_SCRATCH bytes while source positions are
+ * wanted (pprof output), else NULL: reading the line tables costs from
+ * microseconds to milliseconds a PC, which the other formats need not
+ * pay. */
+static char *lines_scratch;
+
+static void free_lines(struct pprof_frame *f)
+{
+	for (uint32_t i = 0; i < f->nlines; i++) {
+		free((char *)f->lines[i].name);
+		free((char *)f->lines[i].mangled);
+		free((char *)f->lines[i].file);
+	}
+	free((void *)f->lines);
+	f->lines = NULL;
+	f->nlines = 0;
+}
+
+static char *strdup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* f's lines from sym: inlined[] innermost first, then the function they
+ * were inlined into (named as f is).  None when nothing is known. */
+static void set_lines(struct pprof_frame *f, const struct sframe_symbol *sym)
+{
+	f->lines = NULL;
+	f->nlines = 0;
+	if (!sym->line && !sym->file[0] && sym->inlined_count <= 0)
+		return;
+	int n = sym->inlined_count > 0 ? sym->inlined_count : 0;
+	if (n > SFRAME_MAX_INLINED)
+		n = SFRAME_MAX_INLINED;
+	struct pprof_line *l = calloc((size_t)n + 1, sizeof *l);
+	if (!l)
+		return;
+	bool oom = false;
+	for (int i = 0; i < n; i++) {
+		const struct sframe_inlined *in = &sym->inlined[i];
+		l[i].name = strdup(in->name[0] ? in->name : "[unknown]");
+		l[i].file = strdup(in->file);
+		l[i].line = in->line;
+		l[i].column = in->column;
+		oom |= !l[i].name || !l[i].file;
+	}
+	l[n].name = strdup(f->name);
+	l[n].mangled = strdup_or_null(f->mangled);
+	l[n].file = strdup(sym->file);
+	l[n].line = sym->line;
+	l[n].column = sym->column;
+	oom |= !l[n].name || !l[n].file || (f->mangled && !l[n].mangled);
+	f->lines = l;
+	f->nlines = (uint32_t)n + 1;
+	if (oom) /* the names alone, then */
+		free_lines(f);
+}
 
 /* ';' separates frames in the folded format: no name may hold one. */
 static char *frame_strdup(const char *s)
@@ -538,7 +601,8 @@ static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 	struct sframe_symbol sym;
 	char buf[1024];
 	const char *mangled = NULL;
-	if (sframe_symbolize(pc, &sym, scratch, sizeof scratch)) {
+	if (sframe_symbolize(pc, &sym, lines_scratch ? lines_scratch : scratch,
+			     lines_scratch ? SFRAME_SYMBOLIZE_LINES_SCRATCH : sizeof scratch)) {
 		/* name is demangled (as sframe_demangle() does), mangled is
 		 * the symbol. */
 		mangled = sym.mangled;
@@ -564,9 +628,10 @@ static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 	names[j].frame.name = frame_strdup(buf);
 	names[j].frame.mangled = mangled ? strdup(mangled) : NULL;
 	if (!names[j].frame.name) {
-		static const struct pprof_frame oom = { 0, "[oom]", NULL };
+		static const struct pprof_frame oom = { 0, "[oom]", NULL, NULL, 0 };
 		return &oom;
 	}
+	set_lines(&names[j].frame, &sym);
 	return &names[j].frame;
 }
 
@@ -1152,6 +1217,8 @@ int sframe_prof_stop(void)
 	struct timespec w0, w1;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	size_t n = 0;
+	if (out_formats & OUT_PPROF)
+		lines_scratch = malloc(SFRAME_SYMBOLIZE_LINES_SCRATCH);
 	struct folded *lines = fold_all(&n);
 	int rc = lines ? 0 : -1;
 	char path[600], wrote[2000] = "";
@@ -1258,7 +1325,10 @@ int sframe_prof_stop(void)
 	for (size_t i = 0; names && i < names_cap; i++) {
 		free((char *)names[i].frame.name);
 		free((char *)names[i].frame.mangled);
+		free_lines(&names[i].frame);
 	}
+	free(lines_scratch);
+	lines_scratch = NULL;
 	free(names);
 	names = NULL;
 	for (size_t i = 0; i < stacks_cap; i++)

@@ -8,11 +8,15 @@
  *   Sample     1 location_id* (leaf first)  2 value*  3 label*
  *   Label      1 key  2 str  3 num
  *   Mapping    1 id  2 memory_start  3 memory_limit  4 file_offset
- *              5 filename  6 build_id  7 has_functions
- *   Location   1 id  2 mapping_id  3 address  4 line*
- *   Line       1 function_id  2 line
- *   Function   1 id  2 name  3 system_name  4 filename
- * Ids start at 1 (0 means "none"); string 0 is "". */
+ *              5 filename  6 build_id  7 has_functions  8 has_filenames
+ *              9 has_line_numbers  10 has_inline_frames
+ *   Location   1 id  2 mapping_id  3 address  4 line* (the functions
+ *              inlined at address, innermost first, then the caller)
+ *   Line       1 function_id  2 line  3 column
+ *   Function   1 id  2 name  3 system_name  4 filename  5 start_line
+ * Ids start at 1 (0 means "none"); string 0 is "".  A mapping says it has
+ * file names, lines or inline frames when one of its locations has them:
+ * else a server that symbolizes profiles may add them from debug files. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>
@@ -158,6 +162,7 @@ struct mapping {
 	uintptr_t start, limit, offset;
 	char path[256];
 	char build_id[41]; /* hex; "" when the object has none */
+	bool has_files, has_lines, has_inline;
 };
 
 struct mappings {
@@ -231,11 +236,12 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *ctx)
 		m->offset = ph->p_offset & mask;
 		memcpy(m->path, path, sizeof path);
 		memcpy(m->build_id, bid, sizeof bid);
+		m->has_files = m->has_lines = m->has_inline = false;
 	}
 	return 0;
 }
 
-static const struct mapping *find_mapping(const struct mappings *ms, uintptr_t pc, size_t *id)
+static struct mapping *find_mapping(const struct mappings *ms, uintptr_t pc, size_t *id)
 {
 	for (size_t i = 0; i < ms->n; i++)
 		if (ms->m[i].start <= pc && pc < ms->m[i].limit) {
@@ -296,6 +302,65 @@ static uint32_t id_of(struct idmap *t, uint64_t key, bool *added)
 
 /* ---- The profile ------------------------------------------------------ */
 
+/* The profile being written, and a buffer for each kind of nested
+ * message (a Function is written while its Location is being built). */
+struct tables {
+	struct buf *out, fn, loc, line;
+	struct strtab *st;
+	struct idmap *funcs;
+};
+
+/* The id of the function named name (its symbol mangled, NULL: name) in
+ * file (NULL: unknown), written to the profile the first time.  The
+ * symbol determines the name, so symbol and file are the key. */
+static uint32_t function_id(struct tables *t, const char *name, const char *mangled,
+			    const char *file)
+{
+	uint64_t fname = str_id(t->st, name);
+	uint64_t sys = mangled ? str_id(t->st, mangled) : fname;
+	uint64_t path = str_id(t->st, file ? file : "");
+	bool added;
+	uint32_t fn = id_of(t->funcs, sys << 32 | path, &added);
+	if (!fn)
+		t->out->oom = true;
+	if (added) {
+		put_uint(&t->fn, 1, fn);
+		put_uint(&t->fn, 2, fname);
+		put_uint(&t->fn, 3, sys);
+		put_uint(&t->fn, 4, path);
+		put_msg(t->out, 5, &t->fn);
+	}
+	return fn;
+}
+
+/* Location id's message: the address in its mapping and its lines. */
+static void put_location(struct tables *t, struct mappings *ms, uint32_t loc,
+			 const struct pprof_frame *f)
+{
+	size_t map_id;
+	struct mapping *mp = find_mapping(ms, f->pc, &map_id);
+	put_uint(&t->loc, 1, loc);
+	put_uint(&t->loc, 2, map_id);
+	put_uint(&t->loc, 3, f->pc);
+	if (f->nlines == 0) {
+		put_uint(&t->line, 1, function_id(t, f->name, f->mangled, NULL));
+		put_msg(&t->loc, 4, &t->line);
+	}
+	for (uint32_t i = 0; i < f->nlines; i++) {
+		const struct pprof_line *l = &f->lines[i];
+		put_uint(&t->line, 1, function_id(t, l->name, l->mangled, l->file));
+		put_uint(&t->line, 2, l->line);
+		put_uint(&t->line, 3, l->column);
+		put_msg(&t->loc, 4, &t->line);
+		if (mp) {
+			mp->has_files |= l->file && l->file[0];
+			mp->has_lines |= l->line != 0;
+			mp->has_inline |= f->nlines > 1;
+		}
+	}
+	put_msg(t->out, 4, &t->loc);
+}
+
 static int write_fd(void *ctx, const uint8_t *p, size_t n)
 {
 	int fd = *(int *)ctx;
@@ -323,6 +388,7 @@ int pprof_write(const char *path, const struct pprof_profile *p)
 	struct strtab st = { 0 };
 	struct mappings ms = { 0 };
 	struct idmap locs = { 0 }, funcs = { 0 };
+	struct tables t = { .out = &out, .st = &st, .funcs = &funcs };
 	str_id(&st, "");
 	dl_iterate_phdr(add_object, &ms);
 
@@ -339,26 +405,8 @@ int pprof_write(const char *path, const struct pprof_profile *p)
 			uint32_t loc = id_of(&locs, key, &added);
 			if (!loc)
 				out.oom = true;
-			if (added) {
-				uint64_t fname = str_id(&st, f->name);
-				uint64_t sys = str_id(&st, f->mangled ? f->mangled : f->name);
-				bool fadded;
-				uint32_t fn = id_of(&funcs, fname << 32 | sys, &fadded);
-				if (fadded) {
-					put_uint(&m, 1, fn);
-					put_uint(&m, 2, fname);
-					put_uint(&m, 3, sys);
-					put_msg(&out, 5, &m);
-				}
-				size_t map_id;
-				find_mapping(&ms, f->pc, &map_id);
-				put_uint(&m, 1, loc);
-				put_uint(&m, 2, map_id);
-				put_uint(&m, 3, f->pc);
-				put_uint(&sub, 1, fn);
-				put_msg(&m, 4, &sub);
-				put_msg(&out, 4, &m);
-			}
+			if (added)
+				put_location(&t, &ms, loc, f);
 			put_varint(&ids, loc);
 		}
 		put_msg(&m, 1, &ids); /* packed location ids */
@@ -382,6 +430,9 @@ int pprof_write(const char *path, const struct pprof_profile *p)
 		put_uint(&m, 5, str_id(&st, mp->path));
 		put_uint(&m, 6, str_id(&st, mp->build_id));
 		put_uint(&m, 7, 1); /* has_functions: every location is named */
+		put_uint(&m, 8, mp->has_files);
+		put_uint(&m, 9, mp->has_lines);
+		put_uint(&m, 10, mp->has_inline);
 		put_msg(&out, 3, &m);
 	}
 	put_uint(&out, 9, (uint64_t)p->time_ns);
@@ -407,6 +458,9 @@ int pprof_write(const char *path, const struct pprof_profile *p)
 	free(m.p);
 	free(sub.p);
 	free(ids.p);
+	free(t.fn.p);
+	free(t.loc.p);
+	free(t.line.p);
 	for (size_t i = 0; i < st.n; i++)
 		free(st.str[i]);
 	free(st.str);

@@ -11,12 +11,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A function at a frame's PC and the PC's source position in it. */
+struct pprof_line {
+	const char *name;    /* demangled */
+	const char *mangled; /* the symbol; NULL: as name */
+	const char *file;    /* "" or NULL: unknown */
+	unsigned line, column; /* 0: unknown */
+};
+
 /* One frame's names: the demangled name pprof shows, and the symbol as
- * the object has it (equal for C, or when demangling fails). */
+ * the object has it (equal for C, or when demangling fails); and where
+ * the source position is known, the functions inlined at pc, innermost
+ * first, then the function itself (the one name names). */
 struct pprof_frame {
 	uintptr_t pc;        /* 0: a pseudo-frame with no address */
 	const char *name;
 	const char *mangled;
+	const struct pprof_line *lines; /* nlines 0: name alone, no line */
+	uint32_t nlines;
 };
 
 /* One distinct stack of one thread and its sample count. */

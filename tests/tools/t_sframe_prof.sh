@@ -8,6 +8,9 @@
 #     (tests/tools/prof/cxx_work.cc), and -traces' stacks are the folded
 #     stacks of the same run;
 #   - C++ names demangled in pprof, folded and SVG; mappings with build-id;
+#   - source positions: in a program built with -g -O2
+#     (tests/tools/prof/lines.cc) each location has the lines, inlined
+#     functions first, that addr2line -i -f -C gives for its address;
 #   - --wall sees a sleeping thread, CPU time does not;
 #   - a forked child gets its own file.
 . tests/lib/check.sh
@@ -39,9 +42,11 @@ fi
 pprof() { "$PPROF" -symbolize=none "$@" 2>"$tmp/pprof.err"; }
 
 # traces PROFILE: pprof -traces as folded lines ("root;...;leaf count"),
-# sample counts summed over threads, sorted.
+# sample counts summed over threads, sorted; without the functions
+# inlined at a PC (where the line tables say, as libc's debug file does),
+# which the folded stacks leave out.
 traces() {
-	pprof -sample_index=samples -traces "$1" | awk '
+	pprof -sample_index=samples -noinlines -traces "$1" | awk '
 	function flush() { if (n) { s = fr[n]; for (i = n - 1; i >= 1; i--) s = s ";" fr[i]; sum[s] += c } n = 0 }
 	/^-----------\+/ { flush(); next }
 	/^ +[a-z_]+: / && !n { next }                 # a label
@@ -173,6 +178,68 @@ check "python3: -traces stacks equal the folded stacks of the same run" cmp -s "
 diff "$tmp/py.f" "$tmp/py.t" | head -10
 check "python3: stacks rooted at _start, through Py_BytesMain and PyEval_EvalCode" \
 	grep -q '^_start;.*;Py_BytesMain;.*;PyEval_EvalCode;' "$tmp/py.t"
+
+# (6) Source positions: a C++ program built with -g -O2, Mixer::rotate()
+# inlined into Mixer::step(), inlined into churn().  Each location in the
+# program's mapping has the lines `addr2line -i -f -C` gives for its
+# address (innermost first, then the function they are inlined into);
+# llvm-symbolizer's for a clang build, whose inlined frames (DWARF 5
+# range lists by DW_FORM_rnglistx) binutils 2.40's addr2line does not see.
+SYMBOLIZER="addr2line -a -i -f -C"
+case $CXX in *clang*)
+	install_deps llvm-14 >/dev/null
+	SYMBOLIZER="llvm-symbolizer-14 --output-style=GNU -a -i -f -C" ;;
+esac
+$CXX -std=gnu++17 -g -O2 -fomit-frame-pointer -Wa,--gsframe -Wall -Wextra -Werror \
+	tests/tools/prof/lines.cc -o "$tmp/lines" || { notok "build lines"; exit 1; }
+"$P" -F 499 -o "$tmp/lines.pb.gz" "$tmp/lines" 100 2>"$tmp/lines.err"
+check "lines: exits 0" [ $? -eq 0 ]
+pprof -raw "$tmp/lines.pb.gz" >"$tmp/lines.raw"
+# The program's mapping: "ID: 0xSTART/0xLIMIT/0xOFFSET PATH BUILD-ID FLAGS".
+map=$(awk -v p="$tmp/lines" '/^Mappings/ { m = 1; next } m && $3 == p { print; exit }' "$tmp/lines.raw")
+echo "# $map"
+check "lines: the program's mapping says it has files, lines and inline frames" \
+	sh -c "echo '$map' | grep -q '\[FN\]\[FL\]\[LN\]\[IN\]'"
+mid=${map%%:*}
+mstart=$(echo "$map" | sed 's/^[0-9]*: \(0x[0-9a-f]*\)\/.*/\1/')
+# The link-time address of the mapping's start: its executable segment's
+# page (so runtime address - mstart + that = the address addr2line wants).
+seg=$(readelf -lW "$tmp/lines" | awk '$1 == "LOAD" && $0 ~ / R E / { print $3; exit }')
+seg=$(($seg & ~($(getconf PAGESIZE) - 1)))
+# pprof's locations of the mapping, one a line: "ADDR NAME@FILE:LINE|...",
+# ADDR the link-time address.
+awk -v m="M=$mid" '
+	/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
+	!on { next }
+	function entry(s) { sub(/ s=[0-9]+(\(.*\))?$/, "", s); f = s; sub(/.* /, "", f); sub(/ [^ ]*$/, "", s); return s "@" f }
+	/^ +[0-9]+: 0x/ { if (cur != "") print cur; cur = ""
+		if ($3 != m) next
+		a = $2; s = $0; sub(/^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ /, "", s); cur = a " " entry(s); next }
+	/^             [^ ]/ && cur != "" { s = $0; sub(/^ +/, "", s); cur = cur "|" entry(s) }
+	END { if (cur != "") print cur }' "$tmp/lines.raw" | while read -r a rest; do
+	printf '0x%x %s\n' $((a - mstart + seg)) "$rest"
+done | LC_ALL=C sort >"$tmp/lines.pp"
+$SYMBOLIZER -e "$tmp/lines" $(cut -d' ' -f1 "$tmp/lines.pp") | awk '
+	/^0x[0-9a-f]+$/ { if (cur != "") print cur; a = $0; sub(/^0x0*/, "0x", a); cur = a " "; sep = ""; fn = ""; next }
+	fn == "" { fn = $0; next }
+	{ fl = $0; sub(/ \(discriminator [0-9]+\)$/, "", fl); if (fl ~ /^\?\?:/) fl = ":0"
+	  cur = cur sep fn "@" fl; sep = "|"; fn = "" }
+	END { if (cur != "") print cur }' | LC_ALL=C sort >"$tmp/lines.a2l"
+echo "# lines: $(wc -l <"$tmp/lines.pp") locations in the program:"; sed 's/^/#   /' "$tmp/lines.pp"
+check "lines: each location's lines are ${SYMBOLIZER%% *}'s for its address" \
+	sh -c "[ -s '$tmp/lines.pp' ] && cmp -s '$tmp/lines.pp' '$tmp/lines.a2l'"
+diff "$tmp/lines.pp" "$tmp/lines.a2l" | head -10
+rot=$(grep -n 'return x << (k & 31)' tests/tools/prof/lines.cc | cut -d: -f1)
+check "lines: PCs two inlined levels deep: rotate:$rot, then step, then churn" \
+	grep -Eq "^0x[0-9a-f]+ hashing::Mixer<unsigned int>::rotate\(unsigned int, unsigned int\)@[^ ]*/lines.cc:$rot\|hashing::Mixer<unsigned int>::step\(unsigned int\)@[^|]*\|unsigned int hashing::churn<unsigned int>\(" "$tmp/lines.pp"
+pprof -lines -top "$tmp/lines.pb.gz" >"$tmp/lines.top"
+head -12 "$tmp/lines.top"
+check "lines: pprof -lines -top names rotate at lines.cc:$rot" \
+	grep -Eq " hashing::Mixer<unsigned int>::rotate\(unsigned int, unsigned int\) [^ ]*/lines.cc:$rot \(inline\)$" "$tmp/lines.top"
+pprof -sample_index=samples -traces "$tmp/lines.pb.gz" >"$tmp/lines.traces"
+check "lines: pprof -traces marks the inlined frames" \
+	sh -c "grep -q ' hashing::Mixer<unsigned int>::step(unsigned int) (inline)$' '$tmp/lines.traces' &&
+	       grep -q ' hashing::Mixer<unsigned int>::rotate(unsigned int, unsigned int) (inline)$' '$tmp/lines.traces'"
 
 # (3) The format follows -o's suffix.
 (cd "$tmp" && "$P" -o fmt.folded ./cxx_work 100 2>/dev/null && "$P" -o fmt.svg ./cxx_work 100 2>/dev/null)

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,36 +36,120 @@ struct jit_name {
 	uint32_t off; /* in the registration's string pool */
 };
 
-/* A registration: what walks read once they have found its node. */
+/* A registration: what walks read once they have found its node.  One
+ * allocation with its storage (the SFrame order or the .eh_frame index)
+ * after it. */
 struct reg {
 	const void *key;      /* what unregisters it by key (__register_frame()'s begin), or NULL */
 	uint32_t epoch;       /* unique: keys the row memo (sfb_object.epoch) */
 	uint8_t kind;         /* enum sframe_jit_kind */
 	uint8_t frame_pointer;
-	struct sfb_section sec;    /* SFRAME_JIT_SFRAME */
-	struct sfb_eh_index ix;    /* SFRAME_JIT_EH_FRAME */
-	struct sfb_cfi_section cfi; /* SFRAME_JIT_EH_FRAME_HDR */
-	void *storage;             /* the SFrame order or the .eh_frame index */
+	union {
+		struct sfb_section sec;     /* SFRAME_JIT_SFRAME */
+		struct sfb_eh_index ix;     /* SFRAME_JIT_EH_FRAME */
+		struct sfb_cfi_section cfi; /* SFRAME_JIT_EH_FRAME_HDR */
+	};
+	void *storage;             /* inside this allocation, or NULL */
 	struct jit_name *names;    /* sorted by start */
 	uint32_t n_names;
 	int32_t range_name;        /* offset in pool, or -1 */
 	char *pool;
 };
 
-/* A skip-list node: what a search reads, on one cache line for nodes of
- * up to five levels (nearly all), the registration after it in the same
- * allocation. */
+/* A skip-list node: what a search reads.  Nodes of up to CELL_LEVELS
+ * levels (all but one in 256) are cells of 64 bytes, one cache line each,
+ * taken from chunks of contiguous memory (huge pages where the kernel
+ * gives them): a search touches one line a node, and the nodes of a large
+ * registry share few pages, so that their TLB entries stay.  Higher nodes
+ * are allocated on their own. */
 struct node {
 	uintptr_t start, end;
 	struct reg *r;
 	uint8_t level;
 	_Atomic(struct node *) next[];
 };
+#define CELL 64
+#define CELL_LEVELS ((CELL - sizeof(struct node)) / sizeof(struct node *))
+/* Cells a chunk: 2 MiB, one huge page. */
+#define CHUNK_BYTES ((size_t)2 << 20)
 
 static _Atomic(struct node *) head[LEVELS];
 static _Atomic size_t registered;
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t level_seed;
+
+/* ---- Node memory (writers only, under the mutex) ------------------------ */
+
+/* Under AddressSanitizer, cells not in use are poisoned, as freed heap
+ * memory is: a read of a node after its grace period is reported.  (Under
+ * valgrind, the registration a node points to is heap memory freed at
+ * the same time, and every reader that reaches a node reads it.) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SFB_JIT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(SFB_JIT_ASAN)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* Free cells, linked through their first word; cells never used yet,
+ * [fresh, fresh_end) of the newest chunk.  Chunks are kept for the
+ * process's life: a registry that held N nodes keeps N * 64 bytes. */
+static void *free_cells;
+static char *fresh, *fresh_end;
+
+static struct node *node_alloc(unsigned level)
+{
+	if (level > CELL_LEVELS)
+		return aligned_alloc(CELL, (sizeof(struct node) + level * sizeof(struct node *) +
+					    CELL - 1) & ~(size_t)(CELL - 1));
+	if (free_cells) {
+		void *c = free_cells;
+		UNPOISON(c, CELL);
+		free_cells = *(void **)c;
+		return c;
+	}
+	if (fresh == fresh_end) {
+		/* Twice the size, then the aligned huge page kept. */
+		char *m = mmap(NULL, 2 * CHUNK_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		char *a = (char *)(((uintptr_t)m + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1));
+		if (a > m)
+			munmap(m, (size_t)(a - m));
+		if (a + CHUNK_BYTES < m + 2 * CHUNK_BYTES)
+			munmap(a + CHUNK_BYTES, (size_t)(m + 2 * CHUNK_BYTES - (a + CHUNK_BYTES)));
+#ifdef MADV_HUGEPAGE
+		madvise(a, CHUNK_BYTES, MADV_HUGEPAGE);
+#endif
+		POISON(a, CHUNK_BYTES);
+		fresh = a;
+		fresh_end = a + CHUNK_BYTES;
+	}
+	struct node *n = (struct node *)fresh;
+	fresh += CELL;
+	UNPOISON(n, CELL);
+	return n;
+}
+
+/* Once no reader can reach n. */
+static void node_free(struct node *n)
+{
+	if (n->level > CELL_LEVELS) {
+		free(n);
+		return;
+	}
+	*(void **)n = free_cells;
+	free_cells = n;
+	POISON(n, CELL);
+}
 
 /* ---- Read sections ---------------------------------------------------- */
 
@@ -231,14 +316,13 @@ static bool keyed_reserve(void)
 
 /* ---- Parsing a registration ------------------------------------------- */
 
-static void free_node(struct node *n)
+static void reg_free(struct reg *r)
 {
-	if (!n)
+	if (!r)
 		return;
-	free(n->r->storage);
-	free(n->r->names);
-	free(n->r->pool);
-	free(n);
+	free(r->names);
+	free(r->pool);
+	free(r);
 }
 
 static bool inside(uint64_t lo, uint64_t hi, uintptr_t start, uintptr_t end)
@@ -249,9 +333,6 @@ static bool inside(uint64_t lo, uint64_t hi, uintptr_t start, uintptr_t end)
 static int parse_sframe(struct node *n, const void *t, size_t len)
 {
 	size_t cap = len / MIN_FDE_BYTES + 1;
-	n->r->storage = malloc(cap * sizeof(uint32_t));
-	if (!n->r->storage)
-		return SFRAME_JIT_E_NOMEM;
 	if (sfb_section_load(&n->r->sec, t, len, (uintptr_t)t, n->r->storage, cap) != SFB_OK ||
 	    n->r->sec.abi != sfb_arch_abi || n->r->sec.num_fdes == 0)
 		return SFRAME_JIT_E_TABLES;
@@ -264,24 +345,23 @@ static int parse_sframe(struct node *n, const void *t, size_t len)
 	return inside(n->r->sec.pc_lo, n->r->sec.pc_hi, n->start, n->end) ? 0 : SFRAME_JIT_E_OUTSIDE;
 }
 
-/* Every FDE a search table lists (count entries from fde_at(i), sorted),
+/* Every FDE a search table lists (count entries from pc_at(i), sorted),
  * found, in order without overlap, inside the range, its first row
- * interpretable. */
+ * interpretable (sfb_cfi_lookup() finds the FDE and gives its range). */
 static int check_fdes(struct node *n, const struct sfb_cfi_section *cfi, uint32_t count,
 		      uint64_t (*pc_at)(const struct node *, uint32_t))
 {
 	uint64_t lo = UINT64_MAX, hi = 0, prev_end = 0;
 	for (uint32_t i = 0; i < count; i++) {
-		struct sfb_cfi_fde fde;
 		struct sfb_row row;
 		uint64_t pc = pc_at(n, i);
-		if (sfb_cfi_find(cfi, pc, &fde) != SFB_CFI_OK || fde.pc_begin != pc ||
-		    fde.pc_end <= fde.pc_begin || fde.pc_begin < prev_end ||
-		    sfb_cfi_lookup(cfi, pc, SFB_DWARF_FP, &row) != SFB_CFI_OK)
+		if (sfb_cfi_lookup(cfi, pc, SFB_DWARF_FP, &row) != SFB_CFI_OK ||
+		    row.func_start != pc || row.func_size == 0 || pc < prev_end)
 			return SFRAME_JIT_E_TABLES;
-		prev_end = fde.pc_end;
-		lo = lo < fde.pc_begin ? lo : fde.pc_begin;
-		hi = hi > fde.pc_end ? hi : fde.pc_end;
+		uint64_t end = pc + row.func_size;
+		prev_end = end;
+		lo = lo < pc ? lo : pc;
+		hi = hi > end ? hi : end;
 	}
 	if (!count || hi > UINTPTR_MAX)
 		return SFRAME_JIT_E_TABLES;
@@ -303,9 +383,6 @@ static int parse_eh_frame(struct node *n, const void *t, size_t len)
 	size_t cap = len / MIN_FDE_BYTES + 1;
 	if (cap > UINT32_MAX)
 		return SFRAME_JIT_E_ARG;
-	n->r->storage = malloc(cap * sizeof(struct sfb_eh_index_entry));
-	if (!n->r->storage)
-		return SFRAME_JIT_E_NOMEM;
 	if (sfb_eh_index_build(&n->r->ix, t, len, (uintptr_t)t, n->r->storage, (uint32_t)cap) !=
 		    SFB_CFI_OK ||
 	    n->r->ix.left_out)
@@ -420,74 +497,98 @@ static int parse(struct node *n, const struct sframe_jit_code *c)
 
 /* ---- Registering ------------------------------------------------------- */
 
-static int insert(struct node *n)
+/* Link a node for the parsed registration p (start, end, r), unless it
+ * overlaps one.  Under the mutex. */
+static int insert(const struct node *p, unsigned level)
 {
 	struct node *pred[LEVELS];
-	find_preds(n->start, pred);
+	find_preds(p->start, pred);
 	struct node *succ = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
-	if ((pred[0] && pred[0]->end > n->start) || (succ && succ->start < n->end))
+	if ((pred[0] && pred[0]->end > p->start) || (succ && succ->start < p->end))
 		return SFRAME_JIT_E_OVERLAP;
-	if (n->r->key) {
+	struct node **slot = NULL;
+	if (p->r->key) {
 		if (!keyed_reserve())
 			return SFRAME_JIT_E_NOMEM;
-		struct node **slot = keyed_slot(n->r->key, false);
-		if (slot)
+		if (keyed_slot(p->r->key, false))
 			return SFRAME_JIT_E_OVERLAP; /* the same tables registered twice */
-		slot = keyed_slot(n->r->key, true);
+		slot = keyed_slot(p->r->key, true);
+	}
+	struct node *n = node_alloc(level);
+	if (!n)
+		return SFRAME_JIT_E_NOMEM;
+	n->start = p->start;
+	n->end = p->end;
+	n->r = p->r;
+	n->level = (uint8_t)level;
+	if (slot) {
 		if (!*slot)
 			keyed_used++;
 		*slot = n;
 		keyed_live++;
 	}
 	n->r->epoch = sfb_objcache_new_epoch();
-	for (unsigned l = 0; l < n->level; l++)
+	for (unsigned l = 0; l < level; l++)
 		atomic_store_explicit(&n->next[l],
 				      atomic_load_explicit(link_at(pred[l], l), memory_order_relaxed),
 				      memory_order_relaxed);
 	/* Bottom up, each link published whole: a reader meets the node
 	 * complete, at any level. */
-	for (unsigned l = 0; l < n->level; l++)
+	for (unsigned l = 0; l < level; l++)
 		atomic_store_explicit(link_at(pred[l], l), n, memory_order_release);
 	atomic_fetch_add(&registered, 1);
 	return 0;
+}
+
+/* Bytes of storage a registration's tables need (the SFrame order or the
+ * .eh_frame index: at most one entry per MIN_FDE_BYTES). */
+static size_t storage_size(const struct sframe_jit_code *c)
+{
+	size_t cap = c->tables_size / MIN_FDE_BYTES + 1;
+	switch (c->kind) {
+	case SFRAME_JIT_SFRAME: return cap * sizeof(uint32_t);
+	case SFRAME_JIT_EH_FRAME: return cap * sizeof(struct sfb_eh_index_entry);
+	default: return 0;
+	}
 }
 
 static int register_code(const struct sframe_jit_code *c, const void *key, uintptr_t range[2])
 {
 	if (!c)
 		return SFRAME_JIT_E_ARG;
-	unsigned level = random_level();
-	size_t tower = (sizeof(struct node) + level * sizeof(struct node *) + 63) & ~(size_t)63;
-	struct node *n = aligned_alloc(64, tower + ((sizeof(struct reg) + 63) & ~(size_t)63));
-	if (!n)
+	if (c->tables_size > UINT32_MAX)
+		return SFRAME_JIT_E_ARG;
+	size_t head_size = (sizeof(struct reg) + 15) & ~(size_t)15;
+	size_t storage = storage_size(c);
+	struct reg *r = malloc(head_size + storage);
+	if (!r)
 		return SFRAME_JIT_E_NOMEM;
-	memset(n, 0, tower + sizeof(struct reg));
-	n->r = (struct reg *)((char *)n + tower);
-	n->level = (uint8_t)level;
-	n->r->key = key;
-	/* Parsed outside the mutex: the tables are the caller's, the node
-	 * nobody else's yet. */
-	int err = parse(n, c);
+	memset(r, 0, sizeof *r);
+	r->key = key;
+	r->storage = storage ? (char *)r + head_size : NULL;
+	/* Parsed outside the mutex: the tables are the caller's, the
+	 * registration nobody else's yet.  The node is made under the mutex. */
+	struct node p = { .r = r };
+	int err = parse(&p, c);
 	if (!err && range) {
-		range[0] = n->start;
-		range[1] = n->end;
+		range[0] = p.start;
+		range[1] = p.end;
 	}
 	if (!err) {
+		unsigned level = random_level();
 		pthread_mutex_lock(&writers);
-		err = insert(n);
+		err = insert(&p, level);
 		pthread_mutex_unlock(&writers);
 	}
 	if (err)
-		free_node(n);
+		reg_free(r);
 	return err;
 }
 
-/* Unlink n, top level first (jit_registry.h), wait, free.  Under the
- * mutex. */
-static void remove_node(struct node *n)
+/* Unlink n, whose predecessors are pred, top level first
+ * (jit_registry.h), wait, free.  Under the mutex. */
+static void remove_node(struct node *n, struct node *pred[LEVELS])
 {
-	struct node *pred[LEVELS];
-	find_preds(n->start, pred);
 	for (unsigned l = n->level; l-- > 0;)
 		atomic_store_explicit(link_at(pred[l], l),
 				      atomic_load_explicit(&n->next[l], memory_order_relaxed),
@@ -501,7 +602,8 @@ static void remove_node(struct node *n)
 	}
 	atomic_fetch_sub(&registered, 1);
 	grace_period();
-	free_node(n);
+	reg_free(n->r);
+	node_free(n);
 }
 
 static int unregister_where(uintptr_t start, const void *key)
@@ -510,19 +612,22 @@ static int unregister_where(uintptr_t start, const void *key)
 	if (read_depth)
 		return SFRAME_JIT_E_BUSY;
 	pthread_mutex_lock(&writers);
-	struct node *n = NULL;
+	struct node *n = NULL, *pred[LEVELS];
 	if (key) {
 		struct node **slot = keyed_slot(key, false);
 		n = slot ? *slot : NULL;
-	} else {
-		struct node *pred[LEVELS];
+		start = n ? n->start : 0;
+	}
+	if (n || !key) {
 		find_preds(start, pred);
-		n = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
-		if (n && (n->start != start || n->r->key))
-			n = NULL;
+		struct node *at = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
+		/* By key: the node itself; by start: one registered without key. */
+		if (key ? at != n : !at || at->start != start || at->r->key)
+			at = NULL;
+		n = at;
 	}
 	if (n)
-		remove_node(n);
+		remove_node(n, pred);
 	pthread_mutex_unlock(&writers);
 	return n ? 0 : SFRAME_JIT_E_NOT_REGISTERED;
 }

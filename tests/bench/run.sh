@@ -572,3 +572,47 @@ cat "$OUT"
 # The figures in docs/SPEED.md and README.md are always the last run's.
 sh tests/bench/speed-md.sh "$OUT" docs/SPEED.md README.md || log "speed-md.sh failed"
 log "done: $OUT"
+
+# ---- 7. JIT registration --------------------------------------------------------
+# tests/bench/jit_cost.c: CPU time per call (medians of rounds) and, under
+# callgrind, instructions per call; appended to the results file (the
+# figures in docs/SPEED.md's "JIT registration" are copied from it).
+jm=$D/jit.md
+JIT_BIN=$D/jit_cost
+if [ -x "$JIT_BIN" ]; then
+	log "JIT registration (jit_cost)"
+	{
+		echo "### JIT registration"
+		echo
+		echo "\`jit_cost time\`: 100,000 functions of 32 bytes registered one FDE each (each with its own"
+		echo "CIE, as LLVM's lazy JIT registers them), CPU time per call, median of 7 rounds."
+		echo
+		"$JIT_BIN" time 2>&1 || echo "**jit_cost time failed** (exit $?)"
+		echo
+	} >"$jm"
+	if command -v valgrind >/dev/null 2>&1; then
+		rm -rf "$D/cg-jit"
+		mkdir -p "$D/cg-jit"
+		if valgrind --tool=callgrind --collect-atstart=no \
+			--callgrind-out-file="$D/cg-jit/cg.out" "$JIT_BIN" callgrind >"$D/cg-jit/log" 2>&1; then
+			{
+				echo "Instructions per call (\`valgrind --tool=callgrind\`, collection on around each batch):"
+				echo
+				echo "| batch | calls | Ir per call |"
+				echo "|---|---:|---:|"
+				for f in "$D"/cg-jit/cg.out.*; do
+					awk '/^desc: Trigger: Client Request: jit:/ { sub(/.*Request: jit:/, ""); n = $0 }
+					     /^summary:/ { s = $2 }
+					     END { if (n != "" && n !~ /^warm-up/) { split(n, a, ":"); printf "| %s | %s | %.0f |\n", a[1], a[2], s / a[2] } }' "$f"
+				done
+				echo
+			} >>"$jm"
+		else
+			echo "callgrind run failed: see $D/cg-jit/log" >>"$jm"
+		fi
+	fi
+	sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p' "$jm" >>"$OUT"
+	grep -v '^TARGET: ' "$jm" >>"$OUT"
+	grep -v '^TARGET: ' "$jm"
+	sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p' "$jm"
+fi

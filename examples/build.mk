@@ -25,10 +25,12 @@ $(B)/crash-handler: examples/crash-handler.c examples/demo/crashdemo.h \
 #  - build/profiler: the demo workload with the profiler linked in, using
 #    sframe_prof_start()/sframe_prof_stop() (replaces the generic rule).
 #  - build/hotcold: the same workload, unmodified, to run under LD_PRELOAD.
-#  - examples/prof/pprof.c, the pprof writer, is compiled into both.
+#  - examples/prof/pprof.c, the pprof writer, and examples/prof/srclines.c,
+#    its source lines, are compiled into both.
 PROF_SO := $(B)/libsframe-profiler.so
-PROF_SRCS := examples/profiler.c examples/prof/pprof.c
-PROF_DEPS := $(PROF_SRCS) examples/profiler.h examples/prof/pprof.h $(EX_DEPS)
+PROF_SRCS := examples/profiler.c examples/prof/pprof.c examples/prof/srclines.c
+PROF_DEPS := $(PROF_SRCS) examples/profiler.h examples/prof/pprof.h examples/prof/srclines.h \
+	$(EX_DEPS)
 
 # The profiler's preload also sees JIT code registered through
 # __register_frame() (src/preload/register_frame.c), as libsframebt-preload.so does.

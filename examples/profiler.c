@@ -49,10 +49,12 @@
  *      identical stacks in a hash table (normal context: malloc is fine).
  *   4. At stop, each distinct PC is symbolized once with
  *      sframe_symbolize(), which demangles it (keeping the symbol for
- *      pprof's system_name) and, for pprof, reads its source position
- *      and inlined functions from the line tables; stacks are folded and
- *      written.  The folded stacks and the SVG name the functions the
- *      symbol table has, not the ones inlined into them.
+ *      pprof's system_name); stacks are folded and written.  For pprof,
+ *      the PCs' source positions and inlined functions are read from the
+ *      line tables too, in a child process given a CPU-time budget
+ *      (prof/srclines.h: read_lines()).  The folded stacks and the SVG
+ *      name the functions the symbol table has, not the ones inlined
+ *      into them.
  *
  * With SFRAME_PROF_WALL=1 (sframe-prof --wall) the timers run on
  * CLOCK_MONOTONIC instead: every thread is sampled at the same rate
@@ -99,6 +101,7 @@
 
 #include "backtrace.h"
 #include "prof/pprof.h"
+#include "prof/srclines.h"
 #include "profiler.h"
 
 #ifndef sigev_notify_thread_id /* glibc < 2.35 */
@@ -519,14 +522,12 @@ static void *drain_main(void *unused)
 struct name {
 	uintptr_t key; /* pc * 2 + leaf */
 	struct pprof_frame frame;
+	uint64_t count; /* samples with this frame (read_lines()) */
+	uint8_t rank;   /* 0: a program's or its own library's PC, 1: a
+			   system library's, 2: in no file */
 };
 static struct name *names;
 static size_t names_cap;
-/* SFRAME_SYMBOLIZE_LINES_SCRATCH bytes while source positions are
- * wanted (pprof output), else NULL: reading the line tables costs from
- * microseconds to milliseconds a PC, which the other formats need not
- * pay. */
-static char *lines_scratch;
 
 static void free_lines(struct pprof_frame *f)
 {
@@ -549,8 +550,8 @@ static char *strdup_or_null(const char *s)
  * were inlined into (named as f is).  None when nothing is known. */
 static void set_lines(struct pprof_frame *f, const struct sframe_symbol *sym)
 {
-	f->lines = NULL;
-	f->nlines = 0;
+	free_lines(f);
+	f->lines_read = 1;
 	if (!sym->line && !sym->file[0] && sym->inlined_count <= 0)
 		return;
 	int n = sym->inlined_count > 0 ? sym->inlined_count : 0;
@@ -601,8 +602,7 @@ static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 	struct sframe_symbol sym;
 	char buf[1024];
 	const char *mangled = NULL;
-	if (sframe_symbolize(pc, &sym, lines_scratch ? lines_scratch : scratch,
-			     lines_scratch ? SFRAME_SYMBOLIZE_LINES_SCRATCH : sizeof scratch)) {
+	if (sframe_symbolize(pc, &sym, scratch, sizeof scratch)) {
 		/* name is demangled (as sframe_demangle() does), mangled is
 		 * the symbol. */
 		mangled = sym.mangled;
@@ -628,10 +628,14 @@ static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 	names[j].frame.name = frame_strdup(buf);
 	names[j].frame.mangled = mangled ? strdup(mangled) : NULL;
 	if (!names[j].frame.name) {
-		static const struct pprof_frame oom = { 0, "[oom]", NULL, NULL, 0 };
+		static const struct pprof_frame oom = { 0, "[oom]", NULL, NULL, 0, 0 };
 		return &oom;
 	}
-	set_lines(&names[j].frame, &sym);
+	static const char *const system[] = { "/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/" };
+	names[j].rank = sym.object[0] == '/' ? 0 : 2;
+	for (size_t i = 0; i < sizeof system / sizeof system[0]; i++)
+		if (strncmp(sym.object, system[i], strlen(system[i])) == 0)
+			names[j].rank = 1;
 	return &names[j].frame;
 }
 
@@ -936,6 +940,8 @@ static char out_file[600]; /* "" unless SFRAME_PROF_FILE */
 static struct timespec wall_at_start, mono_at_start;
 static struct sframe_prof_opts start_opts; /* for a forked child's restart */
 static bool follow_fork;
+static bool forking_for_lines; /* read_lines(): the atfork handlers leave
+				  its child alone */
 static atomic_ulong forks;
 
 static double process_cpu_seconds(void)
@@ -954,6 +960,8 @@ static int env_int(const char *name, int dflt)
 
 static void after_fork_child(void)
 {
+	if (forking_for_lines)
+		return;
 	/* The child has no timers and no drain thread, and the copy of the
 	 * tables is the parent's: forget it.  Then profile the child into a
 	 * file of its own if asked (SFRAME_PROF_FORK=1), else nothing. */
@@ -1140,6 +1148,84 @@ static const char *thread_name(pid_t tid)
 	return "?";
 }
 
+/* ---- Source lines, for pprof ------------------------------------------ */
+
+/* SFRAME_PROF_LINES_MS: the CPU time the line lookups may take (-1: no
+ * limit); by default 2% of the CPU time profiled, which keeps a profile
+ * at 1 kHz within its overhead budget (docs/SPEED.md) however slow the
+ * lookups are (see prof/srclines.h).  The PCs most worth a line go first:
+ * those of the program and its own libraries before the system's, then
+ * by samples. */
+#define LINES_SHARE 0.02
+static struct srclines_cost lines_cost;
+static size_t lines_wanted;
+static int64_t lines_budget_ns;
+
+static struct name *find_name(uintptr_t key)
+{
+	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (names_cap - 1);
+	for (; names[j].frame.name; j = (j + 1) & (names_cap - 1))
+		if (names[j].key == key)
+			return &names[j];
+	return NULL;
+}
+
+static int want_cmp(const void *pa, const void *pb)
+{
+	const struct name *a = *(struct name *const *)pa, *b = *(struct name *const *)pb;
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+static void got_lines(void *ctx, size_t i, const struct sframe_symbol *sym)
+{
+	struct name **want = ctx;
+	set_lines(&want[i]->frame, sym);
+}
+
+/* After fold_all(): each named PC's lines, within the budget. */
+static void read_lines(void)
+{
+	for (size_t i = 0; i < stacks_cap; i++) {
+		const struct stack *s = stacks[i];
+		for (uint32_t d = 0; s && d < s->depth; d++) {
+			struct name *nm = find_name(s->pc[d] * 2 + (d == 0));
+			if (nm)
+				nm->count += s->count;
+		}
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < names_cap; i++)
+		m += names[i].frame.name && names[i].frame.pc;
+	struct name **want = calloc(m + 1, sizeof *want);
+	uintptr_t *pcs = calloc(m + 1, sizeof *pcs);
+	if (want && pcs) {
+		m = 0;
+		for (size_t i = 0; i < names_cap; i++)
+			if (names[i].frame.name && names[i].frame.pc)
+				want[m++] = &names[i];
+		qsort(want, m, sizeof *want, want_cmp);
+		for (size_t i = 0; i < m; i++)
+			pcs[i] = want[i]->frame.pc;
+		const char *env = getenv("SFRAME_PROF_LINES_MS");
+		if (env && *env)
+			lines_budget_ns = atoll(env) < 0 ? -1 : atoll(env) * 1000000;
+		else
+			lines_budget_ns = (int64_t)(LINES_SHARE * 1e9 *
+						    (process_cpu_seconds() - cpu_at_start));
+		lines_wanted = m;
+		lines_cost = (struct srclines_cost){ 0, 0 };
+		forking_for_lines = true;
+		lines_cost = srclines_read(pcs, m, lines_budget_ns, got_lines, want);
+		forking_for_lines = false;
+	}
+	free(want);
+	free(pcs);
+}
+
 /* The stacks as a pprof profile (after fold_all(), which sets up the
  * names): one sample per stack and thread, frames named as in the folded
  * lines, a cut stack rooted at the same "[truncated:REASON]" pseudo-frame. */
@@ -1217,9 +1303,9 @@ int sframe_prof_stop(void)
 	struct timespec w0, w1;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	size_t n = 0;
-	if (out_formats & OUT_PPROF)
-		lines_scratch = malloc(SFRAME_SYMBOLIZE_LINES_SCRATCH);
 	struct folded *lines = fold_all(&n);
+	if (lines && (out_formats & OUT_PPROF))
+		read_lines();
 	int rc = lines ? 0 : -1;
 	char path[600], wrote[2000] = "";
 	size_t wl = 0;
@@ -1297,6 +1383,18 @@ int sframe_prof_stop(void)
 			   "the CPU time), %.1f ms symbolizing and writing at exit\n",
 			hms, samples ? 1e3 * hms / (double)samples : 0.0,
 			cpu > 0 ? hms / (10 * cpu) : 0.0, write_ms);
+		if (out_formats & OUT_PPROF) {
+			fprintf(o, "sframe-prof: source lines read for %zu of %zu addresses in "
+				   "%.1f ms of CPU (", lines_cost.answered, lines_wanted,
+				(double)lines_cost.cpu_ns / 1e6);
+			if (lines_budget_ns < 0)
+				fprintf(o, "no limit");
+			else
+				fprintf(o, "at most %.1f ms%s", (double)lines_budget_ns / 1e6,
+					getenv("SFRAME_PROF_LINES_MS") ? ""
+					: ": 2% of the CPU time profiled; SFRAME_PROF_LINES_MS=-1 reads them all");
+			fprintf(o, ")\n");
+		}
 		thread_summary(o);
 		unsigned long nforks = atomic_load(&forks);
 		if (nforks)
@@ -1327,8 +1425,6 @@ int sframe_prof_stop(void)
 		free((char *)names[i].frame.mangled);
 		free_lines(&names[i].frame);
 	}
-	free(lines_scratch);
-	lines_scratch = NULL;
 	free(names);
 	names = NULL;
 	for (size_t i = 0; i < stacks_cap; i++)

@@ -26,6 +26,10 @@
  *                         files (its pid in the name); else the summary
  *                         counts the children not followed
  *   SFRAME_PROF_QUIET=1   no summary on stderr (P.summary.txt has it)
+ *   SFRAME_PROF_LINES_MS=N  pprof: the CPU time, in ms, that reading the
+ *                         source lines of the profile's addresses may take
+ *                         at exit (-1: no limit, 0: no lines); default 2%
+ *                         of the CPU time profiled
  */
 #ifndef SFRAME_PROFILER_H
 #define SFRAME_PROFILER_H

@@ -15,8 +15,9 @@
  *   Line       1 function_id  2 line  3 column
  *   Function   1 id  2 name  3 system_name  4 filename  5 start_line
  * Ids start at 1 (0 means "none"); string 0 is "".  A mapping says it has
- * file names, lines or inline frames when one of its locations has them:
- * else a server that symbolizes profiles may add them from debug files. */
+ * file names, lines or inline frames when one of its locations has them
+ * and the line tables were asked about all of them: else a server that
+ * symbolizes profiles may add them from debug files. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>
@@ -162,7 +163,9 @@ struct mapping {
 	uintptr_t start, limit, offset;
 	char path[256];
 	char build_id[41]; /* hex; "" when the object has none */
-	bool has_files, has_lines, has_inline;
+	/* Whether the mapping's locations have files, lines, inline
+	 * frames, and whether the line tables were asked about each. */
+	bool has_files, has_lines, has_inline, all_read;
 };
 
 struct mappings {
@@ -237,6 +240,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *ctx)
 		memcpy(m->path, path, sizeof path);
 		memcpy(m->build_id, bid, sizeof bid);
 		m->has_files = m->has_lines = m->has_inline = false;
+		m->all_read = true;
 	}
 	return 0;
 }
@@ -342,6 +346,8 @@ static void put_location(struct tables *t, struct mappings *ms, uint32_t loc,
 	put_uint(&t->loc, 1, loc);
 	put_uint(&t->loc, 2, map_id);
 	put_uint(&t->loc, 3, f->pc);
+	if (mp)
+		mp->all_read &= f->lines_read;
 	if (f->nlines == 0) {
 		put_uint(&t->line, 1, function_id(t, f->name, f->mangled, NULL));
 		put_msg(&t->loc, 4, &t->line);
@@ -430,9 +436,11 @@ int pprof_write(const char *path, const struct pprof_profile *p)
 		put_uint(&m, 5, str_id(&st, mp->path));
 		put_uint(&m, 6, str_id(&st, mp->build_id));
 		put_uint(&m, 7, 1); /* has_functions: every location is named */
-		put_uint(&m, 8, mp->has_files);
-		put_uint(&m, 9, mp->has_lines);
-		put_uint(&m, 10, mp->has_inline);
+		/* Lines for some locations only (their lookups ran out of
+		 * time): claim none, so that a server symbolizes them all. */
+		put_uint(&m, 8, mp->all_read && mp->has_files);
+		put_uint(&m, 9, mp->all_read && mp->has_lines);
+		put_uint(&m, 10, mp->all_read && mp->has_inline);
 		put_msg(&out, 3, &m);
 	}
 	put_uint(&out, 9, (uint64_t)p->time_ns);

@@ -29,6 +29,8 @@ struct pprof_frame {
 	const char *mangled;
 	const struct pprof_line *lines; /* nlines 0: name alone, no line */
 	uint32_t nlines;
+	uint8_t lines_read; /* the line tables were asked about pc (nlines 0
+			       then: they know nothing of it) */
 };
 
 /* One distinct stack of one thread and its sample count. */

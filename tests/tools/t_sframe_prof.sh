@@ -240,6 +240,19 @@ pprof -sample_index=samples -traces "$tmp/lines.pb.gz" >"$tmp/lines.traces"
 check "lines: pprof -traces marks the inlined frames" \
 	sh -c "grep -q ' hashing::Mixer<unsigned int>::step(unsigned int) (inline)$' '$tmp/lines.traces' &&
 	       grep -q ' hashing::Mixer<unsigned int>::rotate(unsigned int, unsigned int) (inline)$' '$tmp/lines.traces'"
+grep 'source lines' "$tmp/lines.err"
+check "lines: the summary says how many addresses got lines, and the budget" \
+	grep -Eq '^sframe-prof: source lines read for [1-9][0-9]* of [1-9][0-9]* addresses in [0-9.]+ ms of CPU \(at most [0-9.]+ ms: 2% of the CPU time' "$tmp/lines.err"
+# SFRAME_PROF_LINES_MS=0: no lines, and the mappings do not claim any.
+SFRAME_PROF_LINES_MS=0 "$P" -F 499 -o "$tmp/nolines.pb.gz" "$tmp/lines" 20 2>"$tmp/nolines.err"
+pprof -raw "$tmp/nolines.pb.gz" >"$tmp/nolines.raw"
+check "SFRAME_PROF_LINES_MS=0: no location has a file or line" \
+	sh -c "sed -n '/^Locations/,/^Mappings/p' '$tmp/nolines.raw' | grep -q ' s=0' &&
+	       ! sed -n '/^Locations/,/^Mappings/p' '$tmp/nolines.raw' | grep -Eq ' [^ ]+:[1-9][0-9]* s=0'"
+check "SFRAME_PROF_LINES_MS=0: no mapping claims files, lines or inline frames" \
+	sh -c "! sed -n '/^Mappings/,\$p' '$tmp/nolines.raw' | grep -Eq '\[(FL|LN|IN)\]'"
+check "SFRAME_PROF_LINES_MS=0: the summary says none was read" \
+	grep -Eq '^sframe-prof: source lines read for 0 of [1-9][0-9]* addresses .*\(at most 0.0 ms\)' "$tmp/nolines.err"
 
 # (3) The format follows -o's suffix.
 (cd "$tmp" && "$P" -o fmt.folded ./cxx_work 100 2>/dev/null && "$P" -o fmt.svg ./cxx_work 100 2>/dev/null)

@@ -66,6 +66,7 @@ struct node {
 	uintptr_t start, end;
 	struct reg *r;
 	uint8_t level;
+	uint8_t keyed; /* registered by key (sfb_jit_register_eh_frame()) */
 	_Atomic(struct node *) next[];
 };
 #define CELL 64
@@ -256,12 +257,16 @@ static unsigned random_level(void)
 
 /* ---- Registrations by key (writers only) -------------------------------- */
 
-/* Open addressing over node pointers, keyed by node->r->key; deleted
- * slots are tombstones.  keyed_used counts live entries and tombstones,
- * so that a probe always meets an empty slot; a rebuild drops the
- * tombstones and sizes the table to four times the live entries.  Only
- * registrants use it, under the mutex. */
-static struct node **keyed;
+/* Open addressing over (key, node) pairs, so that a probe reads no node;
+ * deleted slots are tombstones.  keyed_used counts live entries and
+ * tombstones, so that a probe always meets an empty slot; a rebuild drops
+ * the tombstones and sizes the table to four times the live entries.
+ * Only registrants use it, under the mutex. */
+struct kslot {
+	const void *key;
+	struct node *n; /* NULL: empty */
+};
+static struct kslot *keyed;
 static size_t keyed_cap, keyed_used, keyed_live;
 #define TOMBSTONE ((struct node *)1)
 
@@ -270,20 +275,20 @@ static size_t key_hash(const void *key)
 	return (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 20);
 }
 
-static struct node **keyed_slot(const void *key, bool for_insert)
+static struct kslot *keyed_slot(const void *key, bool for_insert)
 {
 	if (!keyed_cap)
 		return NULL;
-	struct node **tomb = NULL;
+	struct kslot *tomb = NULL;
 	for (size_t i = key_hash(key) & (keyed_cap - 1);; i = (i + 1) & (keyed_cap - 1)) {
-		struct node *n = keyed[i];
-		if (!n)
-			return for_insert && tomb ? tomb : for_insert ? &keyed[i] : NULL;
-		if (n == TOMBSTONE) {
+		struct kslot *k = &keyed[i];
+		if (!k->n)
+			return for_insert && tomb ? tomb : for_insert ? k : NULL;
+		if (k->n == TOMBSTONE) {
 			if (!tomb)
-				tomb = &keyed[i];
-		} else if (n->r->key == key) {
-			return &keyed[i];
+				tomb = k;
+		} else if (k->key == key) {
+			return k;
 		}
 	}
 }
@@ -296,7 +301,7 @@ static bool keyed_reserve(void)
 	size_t cap = 64;
 	while (cap < 4 * (keyed_live + 1))
 		cap *= 2;
-	struct node **old = keyed;
+	struct kslot *old = keyed;
 	size_t old_cap = keyed_cap;
 	keyed = calloc(cap, sizeof *keyed);
 	if (!keyed) {
@@ -306,8 +311,8 @@ static bool keyed_reserve(void)
 	keyed_cap = cap;
 	keyed_used = 0;
 	for (size_t i = 0; i < old_cap; i++)
-		if (old[i] && old[i] != TOMBSTONE) {
-			*keyed_slot(old[i]->r->key, true) = old[i];
+		if (old[i].n && old[i].n != TOMBSTONE) {
+			*keyed_slot(old[i].key, true) = old[i];
 			keyed_used++;
 		}
 	free(old);
@@ -506,7 +511,7 @@ static int insert(const struct node *p, unsigned level)
 	struct node *succ = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
 	if ((pred[0] && pred[0]->end > p->start) || (succ && succ->start < p->end))
 		return SFRAME_JIT_E_OVERLAP;
-	struct node **slot = NULL;
+	struct kslot *slot = NULL;
 	if (p->r->key) {
 		if (!keyed_reserve())
 			return SFRAME_JIT_E_NOMEM;
@@ -521,10 +526,11 @@ static int insert(const struct node *p, unsigned level)
 	n->end = p->end;
 	n->r = p->r;
 	n->level = (uint8_t)level;
+	n->keyed = slot != NULL;
 	if (slot) {
-		if (!*slot)
+		if (!slot->n)
 			keyed_used++;
-		*slot = n;
+		*slot = (struct kslot){ p->r->key, n };
 		keyed_live++;
 	}
 	n->r->epoch = sfb_objcache_new_epoch();
@@ -585,20 +591,18 @@ static int register_code(const struct sframe_jit_code *c, const void *key, uintp
 	return err;
 }
 
-/* Unlink n, whose predecessors are pred, top level first
- * (jit_registry.h), wait, free.  Under the mutex. */
-static void remove_node(struct node *n, struct node *pred[LEVELS])
+/* Unlink n, whose predecessors are pred and whose slot by key is slot
+ * (or NULL), top level first (jit_registry.h), wait, free.  Under the
+ * mutex. */
+static void remove_node(struct node *n, struct node *pred[LEVELS], struct kslot *slot)
 {
 	for (unsigned l = n->level; l-- > 0;)
 		atomic_store_explicit(link_at(pred[l], l),
 				      atomic_load_explicit(&n->next[l], memory_order_relaxed),
 				      memory_order_release);
-	if (n->r->key) {
-		struct node **slot = keyed_slot(n->r->key, false);
-		if (slot) {
-			*slot = TOMBSTONE;
-			keyed_live--;
-		}
+	if (slot) {
+		slot->n = TOMBSTONE;
+		keyed_live--;
 	}
 	atomic_fetch_sub(&registered, 1);
 	grace_period();
@@ -613,21 +617,22 @@ static int unregister_where(uintptr_t start, const void *key)
 		return SFRAME_JIT_E_BUSY;
 	pthread_mutex_lock(&writers);
 	struct node *n = NULL, *pred[LEVELS];
+	struct kslot *slot = NULL;
 	if (key) {
-		struct node **slot = keyed_slot(key, false);
-		n = slot ? *slot : NULL;
+		slot = keyed_slot(key, false);
+		n = slot ? slot->n : NULL;
 		start = n ? n->start : 0;
 	}
 	if (n || !key) {
 		find_preds(start, pred);
 		struct node *at = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
 		/* By key: the node itself; by start: one registered without key. */
-		if (key ? at != n : !at || at->start != start || at->r->key)
+		if (key ? at != n : !at || at->start != start || at->keyed)
 			at = NULL;
 		n = at;
 	}
 	if (n)
-		remove_node(n, pred);
+		remove_node(n, pred, slot);
 	pthread_mutex_unlock(&writers);
 	return n ? 0 : SFRAME_JIT_E_NOT_REGISTERED;
 }

@@ -217,19 +217,20 @@ struct sframe_symbol {
  * kept in mangled.  Files are read with open/pread into scratch.  No malloc, no
  * lock, no prior initialisation.  scratch must be at least SFRAME_SYMBOLIZE_SCRATCH bytes.
  *
- * With at least SFRAME_SYMBOLIZE_LINES_SCRATCH bytes of scratch (8-byte
- * aligned) it also gives pc's source position, as `addr2line -i -f` does,
- * from the .debug_line and .debug_info (DWARF 4 and 5, zlib-compressed or
- * not) of the object's file or of its debug file: the functions inlined
+ * With at least SFRAME_SYMBOLIZE_LINES_SCRATCH bytes of scratch it also
+ * gives pc's source position, as `addr2line -i -f` does, from the
+ * .debug_line and .debug_info (DWARF 4 and 5, zlib-compressed or not) of
+ * the object's file or of its debug file: the functions inlined
  * at pc in inlined[], innermost first, each with pc's file:line in it,
  * and in file/line/column the position in the function they were all
  * inlined into (the one `name` names), i.e. of the call to inlined[last]
  * (or of pc itself when nothing is inlined there).  Beyond
- * SFRAME_MAX_INLINED inlined levels the innermost are kept.  An object
+ * SFRAME_MAX_INLINED inlined levels the innermost are kept (file/line is
+ * still the position in `name`, at the call to the outermost level).  An object
  * without DWARF leaves them ""/0.  This reads the debug sections with
  * pread (decompressing a compressed one up to what it reads), so it costs
- * from microseconds to tens of milliseconds a PC; stack use stays under
- * 16 KiB.
+ * from microseconds to tens of milliseconds a PC; it uses about 10 KiB of
+ * stack, and the demangler's (under 16 KiB) for a C++ or Rust name.
  *
  * Returns 1 if a name was found, 0 if only the object (or nothing) is
  * known; *out is filled either way. */

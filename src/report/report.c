@@ -1,6 +1,6 @@
 /* The crash report (backtrace.h: sframe_write_crash_report): walk from the
- * crashing context, then symbolize and write each frame, recursions
- * collapsed; why the walk stopped; the thread's name; the registers of
+ * crashing context, then symbolize and write each frame with its source
+ * lines and inlined frames (format.c), recursions collapsed; why the walk stopped; the thread's name; the registers of
  * the context; the loaded objects with their build-ids.
  *
  * Runs in signal handlers, on a 64 KiB alternate stack (a stack
@@ -56,6 +56,7 @@ struct frame {
 struct printer {
 	int fd;
 	char *scratch;
+	struct sfb_srcpos_cache *lines; /* NULL: no source lines */
 	long index;               /* number of the next frame */
 	struct frame hist[MAX_PERIOD];
 	long nhist;               /* frames entered into hist, ever */
@@ -80,6 +81,7 @@ static void hist_push(struct printer *p, struct frame f)
 static void print_one(struct printer *p, struct frame f)
 {
 	sfb_write_frame(p->fd, (int)p->index, f.pc, !f.exact, p->scratch);
+	sfb_write_lines(p->fd, p->lines, f.pc, !f.exact);
 	p->index++;
 	hist_push(p, f);
 }
@@ -367,7 +369,7 @@ SFRAMEBT_API __attribute__((noinline)) int sframe_write_crash_report(const void 
 	struct sframe_bt_frame frames[PIECE];
 	struct sframe_bt_status st = { 0 };
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
-	struct printer p = { .fd = fd, .scratch = scratch };
+	struct printer p = { .fd = fd, .scratch = scratch, .lines = sfb_lines_begin() };
 	char *line = scratch + SFB_SYM_WORK_OFF;
 	long total = 0;
 	if (!ucontext) {
@@ -397,6 +399,7 @@ SFRAMEBT_API __attribute__((noinline)) int sframe_write_crash_report(const void 
 	}
 	if (p.period)
 		end_run(&p);
+	sfb_lines_end(p.lines);
 	write_stop(fd, &st, line);
 	write_thread(fd, line);
 	if (ucontext)

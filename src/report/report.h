@@ -22,4 +22,18 @@ SFB_HIDDEN_R size_t sfb_format_frame(int index, uintptr_t pc, int return_address
 SFB_HIDDEN_R void sfb_write_frame(int fd, int index, uintptr_t pc, int return_address,
 				  char *scratch);
 
+/* Source lines under a frame line: "    inlined: NAME at FILE:LINE" for
+ * each function inlined at the frame's PC (the call's, pc - 1, for a
+ * return address), innermost first, then "    at FILE:LINE" for the
+ * function the frame line names; nothing when the object has no DWARF
+ * (its own or its debug file's, by build-id) for that PC.  A report takes
+ * the one static buffer the lookups use with sfb_lines_begin() (NULL
+ * when another report holds it: then no lines) and gives it back, its
+ * files closed, with sfb_lines_end(). */
+struct sfb_srcpos_cache;
+SFB_HIDDEN_R struct sfb_srcpos_cache *sfb_lines_begin(void);
+SFB_HIDDEN_R void sfb_lines_end(struct sfb_srcpos_cache *c);
+SFB_HIDDEN_R void sfb_write_lines(int fd, struct sfb_srcpos_cache *c, uintptr_t pc,
+				  int return_address);
+
 #endif

@@ -110,15 +110,20 @@ bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs)
 	return false;
 }
 
-int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate)
+int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate,
+		  int nz)
 {
 	memset(d, 0, sizeof *d);
 	d->fd = fd;
-	d->zowner = -1;
-	if (zstate) {
-		d->z = zstate;
-		d->zwindow = (uint8_t *)zstate + sizeof(struct sfb_inflate);
-		d->zin = d->zwindow + SFB_INFLATE_WINDOW;
+	if (!zstate || nz < 0)
+		nz = 0;
+	d->nz = nz < SFB_DSEC_MAX_STREAMS ? nz : SFB_DSEC_MAX_STREAMS;
+	for (int i = 0; i < d->nz; i++) {
+		struct sfb_dstream *t = &d->zs[i];
+		t->z = (struct sfb_inflate *)((uint8_t *)zstate + i * SFB_DSEC_ZSTATE);
+		t->zwindow = (uint8_t *)t->z + sizeof(struct sfb_inflate);
+		t->zin = t->zwindow + SFB_INFLATE_WINDOW;
+		t->owner = -1;
 	}
 	for (int id = 0; id < SFB_DSEC_COUNT; id++) {
 		const struct sfb_elf_section *s = &secs->sec[id];
@@ -129,7 +134,7 @@ int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *se
 			continue;
 		uint8_t h[sizeof(Elf64_Chdr)];
 		struct sfb_chdr ch;
-		if (!d->z)
+		if (!d->nz)
 			return SFB_DSEC_E_SCRATCH;
 		if (s->size < sizeof h)
 			return SFB_DSEC_E_CHDR;
@@ -153,41 +158,69 @@ void sfb_dview_init(struct sfb_dview *v, struct sfb_dsecs *d, int id, uint8_t *b
 	v->len = 0;
 }
 
-/* Restart the inflater on section ID's stream. */
-static void z_restart(struct sfb_dsecs *d, int id)
+void sfb_dsec_checkpoint_room(struct sfb_dsecs *d, int i, void *room)
 {
-	sfb_inflate_init(d->z, SFB_INFLATE_ZLIB, d->zwindow);
-	sfb_inflate_set_limit(d->z, d->size[id]);
-	d->zowner = id;
-	d->zin_off = 0;
-	d->zout = 0;
-	d->restarts++;
+	if (i >= 0 && i < d->nz) {
+		d->zs[i].cp = room;
+		d->zs[i].cp_valid = false;
+	}
 }
 
-/* Decompress section ID's next N bytes into OUT (NULL: discard them). */
-static int z_take(struct sfb_dsecs *d, int id, uint8_t *out, uint64_t n)
+/* The stream decoding section ID, or NULL. */
+static struct sfb_dstream *z_of(struct sfb_dsecs *d, int id)
 {
-	struct sfb_inflate *z = d->z;
+	for (int i = 0; i < d->nz; i++)
+		if (d->zs[i].owner == id)
+			return &d->zs[i];
+	return NULL;
+}
+
+/* Restart a stream on section ID's data: the one that decodes it, else
+ * a free one, else the least recently used. */
+static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
+{
+	struct sfb_dstream *t = z_of(d, id);
+	for (int i = 0; !t && i < d->nz; i++)
+		if (d->zs[i].owner < 0)
+			t = &d->zs[i];
+	for (int i = 0; !t && i < d->nz; i++)
+		if (i == 0 || d->zs[i].used < t->used)
+			t = i == 0 ? &d->zs[0] : &d->zs[i];
+	t->cp_valid = t->cp_valid && t->owner == id;
+	sfb_inflate_init(t->z, SFB_INFLATE_ZLIB, t->zwindow);
+	sfb_inflate_set_limit(t->z, d->size[id]);
+	t->owner = id;
+	t->in_off = 0;
+	t->out = 0;
+	d->restarts++;
+	return t;
+}
+
+/* Decompress section ID's next N bytes from stream T into OUT (NULL:
+ * discard them). */
+static int z_take(struct sfb_dsecs *d, struct sfb_dstream *t, int id, uint8_t *out, uint64_t n)
+{
+	struct sfb_inflate *z = t->z;
 	uint64_t csize = d->sec[id].size - (d->data[id] - d->sec[id].offset);
 	while (n) {
 		if (d->inflated + n > SFB_DSEC_MAX_INFLATE)
 			return SFB_DSEC_E_BUDGET_INFLATE;
 		size_t step = n > (1u << 30) ? (1u << 30) : (size_t)n;
-		if (z->avail_in == 0 && d->zin_off < csize) {
-			size_t k = csize - d->zin_off < SFB_DSEC_INPUT ? (size_t)(csize - d->zin_off)
-								       : SFB_DSEC_INPUT;
-			if (pread_all(d->fd, d->zin, k, d->data[id] + d->zin_off))
+		if (z->avail_in == 0 && t->in_off < csize) {
+			size_t k = csize - t->in_off < SFB_DSEC_INPUT ? (size_t)(csize - t->in_off)
+								      : SFB_DSEC_INPUT;
+			if (pread_all(d->fd, t->zin, k, d->data[id] + t->in_off))
 				return SFB_DSEC_E_IO;
 			d->preads++;
-			d->zin_off += k;
-			z->next_in = d->zin;
+			t->in_off += k;
+			z->next_in = t->zin;
 			z->avail_in = k;
 		}
 		z->next_out = out;
 		z->avail_out = step;
-		int rc = sfb_inflate(z, d->zin_off == csize);
+		int rc = sfb_inflate(z, t->in_off == csize);
 		size_t got = step - z->avail_out;
-		d->zout += got;
+		t->out += got;
 		d->inflated += got;
 		n -= got;
 		if (out)
@@ -196,7 +229,7 @@ static int z_take(struct sfb_dsecs *d, int id, uint8_t *out, uint64_t n)
 			return SFB_DSEC_E_INFLATE;
 		if (rc == SFB_INFLATE_END && n)
 			return SFB_DSEC_E_TRUNCATED; /* the stream is shorter than ch_size */
-		if (rc == SFB_INFLATE_NEED_INPUT && d->zin_off == csize && z->avail_in == 0)
+		if (rc == SFB_INFLATE_NEED_INPUT && t->in_off == csize && z->avail_in == 0)
 			return SFB_DSEC_E_INFLATE;
 	}
 	return 0;
@@ -231,21 +264,38 @@ int sfb_dview_need(struct sfb_dview *v, uint64_t off, size_t n)
 	 * continues right after it. */
 	size_t keep = 0;
 	uint64_t end = v->base + v->len;
-	if (d->zowner == v->id && d->zout == end && off >= v->base && off <= end) {
+	struct sfb_dstream *t = z_of(d, v->id);
+	if (t && t->out == end && off >= v->base && off <= end) {
 		keep = (size_t)(end - off);
 		memmove(v->buf, v->buf + (off - v->base), keep);
-	} else if (d->zowner != v->id || d->zout > off) {
-		z_restart(d, v->id);
+	} else if (!t || t->out > off) {
+		t = z_restart(d, v->id);
+		if (t->cp_valid && t->cp_out <= off) {
+			/* Resume from the copy: the section's start is further. */
+			memcpy(t->z, t->cp, SFB_DSEC_ZSTATE);
+			t->in_off = t->cp_in_off;
+			t->out = t->cp_out;
+		}
 	}
+	t->used = ++d->ztick;
 	v->base = off;
 	v->len = 0;
 	int err = 0;
-	if (!keep && d->zout < off)
-		err = z_take(d, v->id, NULL, off - d->zout);
+	if (!keep && t->out < off) {
+		bool far = off - t->out >= SFB_DSEC_CHECKPOINT_SKIP;
+		err = z_take(d, t, v->id, NULL, off - t->out);
+		if (!err && far && t->cp) {
+			memcpy(t->cp, t->z, SFB_DSEC_ZSTATE);
+			t->cp_in_off = t->in_off;
+			t->cp_out = t->out;
+			t->cp_valid = true;
+		}
+	}
 	if (!err)
-		err = z_take(d, v->id, v->buf + keep, want - keep);
+		err = z_take(d, t, v->id, v->buf + keep, want - keep);
 	if (err) {
-		d->zowner = -1;
+		t->owner = -1;
+		t->cp_valid = false;
 		return err;
 	}
 	v->len = want;

@@ -81,19 +81,42 @@ enum sfb_dsec_err {
 #define SFB_DSEC_INPUT 1024u                 /* compressed bytes read at a time */
 #define SFB_DSEC_MIN_WINDOW 16u              /* the least a view may hold: a LEB128, an address */
 
-/* The shared state of one lookup: the file, its sections, the inflater
- * (NULL when no section is compressed) and what the lookup cost. */
+/* A decompression stream: the inflater, its window and input, on the
+ * section it decodes. */
+struct sfb_dstream {
+	struct sfb_inflate *z;
+	uint8_t *zwindow;               /* SFB_INFLATE_WINDOW bytes */
+	uint8_t *zin;                   /* SFB_DSEC_INPUT bytes */
+	int owner;                      /* section whose stream z holds, -1 none */
+	uint64_t in_off;                /* compressed bytes read of that stream */
+	uint64_t out;                   /* uncompressed bytes produced by that stream */
+	uint32_t used;                  /* when last used: the least recent is reused */
+	/* A copy of the stream (SFB_DSEC_ZSTATE bytes, or NULL: none) taken
+	 * where a read last skipped far forward, the start of what a reader
+	 * reads next (a unit, an abbreviation table, a line table): a read
+	 * behind the stream but not behind the copy resumes from it rather
+	 * than from the section's start. */
+	uint8_t *cp;
+	bool cp_valid;
+	uint64_t cp_in_off, cp_out;
+};
+
+#define SFB_DSEC_CHECKPOINT_SKIP 4096u /* a skip at least this long takes a copy */
+
+#define SFB_DSEC_MAX_STREAMS 4
+
+/* The shared state of one lookup: the file, its sections, the
+ * inflaters (none when no section is compressed; with fewer than the
+ * sections read, the least recently used one is restarted on the
+ * section a read needs) and what the lookup cost. */
 struct sfb_dsecs {
 	int fd;
 	struct sfb_elf_section sec[SFB_DSEC_COUNT];
 	uint64_t size[SFB_DSEC_COUNT];  /* uncompressed sizes (ch_size) */
 	uint64_t data[SFB_DSEC_COUNT];  /* file offset of the (compressed) data */
-	struct sfb_inflate *z;
-	uint8_t *zwindow;               /* SFB_INFLATE_WINDOW bytes */
-	uint8_t *zin;                   /* SFB_DSEC_INPUT bytes */
-	int zowner;                     /* section whose stream z holds, -1 none */
-	uint64_t zin_off;               /* compressed bytes read of that stream */
-	uint64_t zout;                  /* uncompressed bytes produced by that stream */
+	struct sfb_dstream zs[SFB_DSEC_MAX_STREAMS];
+	int nz;
+	uint32_t ztick;
 	/* Costs: counted, and capped by the SFB_DSEC_MAX_* budgets. */
 	uint64_t inflated;
 	uint32_t loads, restarts, preads;
@@ -116,12 +139,17 @@ struct sfb_dview {
 int sfb_dsec_find(int fd, struct sfb_elf_sections *out, void *scratch, size_t size);
 
 /* Start a lookup on FD's sections SECS: reads each compressed section's
- * header.  ZSTATE is the inflater's state, window and input
- * (SFB_DSEC_ZSTATE bytes, suitably aligned for struct sfb_inflate), or
- * NULL when no section is compressed (sfb_dsec_any_compressed()). */
-#define SFB_DSEC_ZSTATE (sizeof(struct sfb_inflate) + SFB_INFLATE_WINDOW + SFB_DSEC_INPUT)
+ * header.  ZSTATE is NZ inflaters' state, window and input, one after
+ * the other (each SFB_DSEC_ZSTATE bytes, suitably aligned for struct
+ * sfb_inflate; NZ at most SFB_DSEC_MAX_STREAMS), or NULL when no section
+ * is compressed (sfb_dsec_any_compressed()). */
+#define SFB_DSEC_ZSTATE ((sizeof(struct sfb_inflate) + SFB_INFLATE_WINDOW + SFB_DSEC_INPUT + 15) & ~(size_t)15)
 bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs);
-int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate);
+int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate,
+		  int nz);
+/* Give stream I the room for its copy (SFB_DSEC_ZSTATE bytes, aligned as
+ * ZSTATE is), after sfb_dsec_open(). */
+void sfb_dsec_checkpoint_room(struct sfb_dsecs *d, int i, void *room);
 
 /* A view of section ID in BUF (CAP bytes, at least SFB_DSEC_MIN_WINDOW). */
 void sfb_dview_init(struct sfb_dview *v, struct sfb_dsecs *d, int id, uint8_t *buf, size_t cap);

@@ -421,14 +421,30 @@ static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, v
 	k->abbrev_index = (uint32_t *)p;
 	k->abbrev_table = UINT64_MAX;
 	p += ALIGN_UP(ABBREV_INDEX * sizeof(uint32_t));
+	/* One inflater in SFB_LINES_SCRATCH; with more room, copies of the
+	 * inflaters and more of them (fewer restarts from a section's start
+	 * when a lookup, or a later one, reads back, or goes back to a
+	 * section another has been read since). */
 	void *z = NULL;
+	int nz = 0, ncp = 0;
 	if (sfb_dsec_any_compressed(secs)) {
+		/* Further SFB_DSEC_ZSTATE bytes: first the inflater's copy
+		 * (debug_section.h), then more inflaters, each with its copy. */
+		size_t more = (size - SFB_LINES_SCRATCH) / SFB_DSEC_ZSTATE;
+		ncp = more > 0;
+		nz = 1 + (more > 1 ? (int)((more - 1) / 2) : 0);
+		if (nz > SFB_DSEC_MAX_STREAMS)
+			nz = SFB_DSEC_MAX_STREAMS;
+		if (ncp)
+			ncp = nz;
 		z = p;
-		p += ALIGN_UP(SFB_DSEC_ZSTATE);
+		p += (size_t)(nz + ncp) * SFB_DSEC_ZSTATE;
 	}
-	int err = sfb_dsec_open(&k->d, fd, secs, z);
+	int err = sfb_dsec_open(&k->d, fd, secs, z, nz);
 	if (err)
 		return err;
+	for (int i = 0; i < ncp; i++)
+		sfb_dsec_checkpoint_room(&k->d, i, (uint8_t *)z + (size_t)(nz + i) * SFB_DSEC_ZSTATE);
 	size_t part = (size_t)(end - p) / VIEW_PARTS;
 	struct { struct sfb_dview *v; int id; unsigned parts; } views[] = {
 		{ &k->info, SFB_DSEC_INFO, PART_INFO },

@@ -65,7 +65,9 @@
 #define SFB_LINES_MAX_PROGRAM (64u << 20)/* line-program bytes run in one lookup */
 #define SFB_LINES_MAX_FILES 65536u       /* directory and file entries of one line table */
 
-/* Scratch: the inflate state and window, and the section windows. */
+/* Scratch: the inflate state and window, and the section windows.  More
+ * scratch gives a compressed file's sections more inflaters (up to
+ * SFB_DSEC_MAX_STREAMS, one a further SFB_DSEC_ZSTATE bytes). */
 #define SFB_LINES_SCRATCH (48u * 1024)
 
 /* Errors: those of debug_section.h, and these; sfb_lines_err_name()

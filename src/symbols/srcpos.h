@@ -35,7 +35,7 @@ SFB_SRCPOS_HIDDEN void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *
  * the furthest unit read, not once a frame), or the mark that the object
  * has none.  The least recently used slot is reused. */
 #define SFB_SRCPOS_SLOTS 3
-#define SFB_SRCPOS_SLOT_SCRATCH SFB_LINES_SCRATCH
+#define SFB_SRCPOS_SLOT_SCRATCH (SFB_LINES_SCRATCH + 3 * SFB_DSEC_ZSTATE)
 struct sfb_srcpos_slot {
 	uintptr_t start, end, bias; /* the object (start == end: slot free) */
 	int fd;                     /* -1: the object has no DWARF */

@@ -106,3 +106,9 @@ $(BENCH_DIR)/jit_cost: tests/bench/jit_cost.c $(STATIC) backtrace.h src/objects/
 		src/objects/objcache.h | $(BENCH_DIR)
 	$(CC) $(TESTFLAGS) $< -o $@ $(STATIC) -ldl -lpthread
 bench: $(BENCH_DIR)/jit_cost
+
+# The crash report with source lines (tests/bench/report_cost.c): built
+# -O2 -g, so that its own frames have DWARF to read.
+$(BENCH_DIR)/report_cost: tests/bench/report_cost.c $(STATIC) backtrace.h | $(BENCH_DIR)
+	$(CC) $(TESTFLAGS) -g $< -o $@ $(STATIC) -ldl -lpthread
+bench: $(BENCH_DIR)/report_cost

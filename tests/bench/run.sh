@@ -616,3 +616,20 @@ if [ -x "$JIT_BIN" ]; then
 	grep -v '^TARGET: ' "$jm"
 	sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p' "$jm"
 fi
+
+# ---- The crash report with source lines -------------------------------------
+# tests/bench/report_cost.c: CPU time of sframe_write_crash_report() with
+# file:line and inlined frames under each frame (libc's from its debug
+# file), against the same PCs symbolized one by one; appended to the
+# results file.
+rcm=$D/report-lines.md
+if [ -x "$D/report_cost" ]; then
+	log "crash report with source lines (report_cost)"
+	"$D/report_cost" >"$rcm" 2>&1 || echo "**report_cost failed** (exit $?)" >>"$rcm"
+	{
+		echo
+		sed -n 's/^TARGET: \([A-Z]*\): \(.*\)/- **\1** \2/p' "$rcm"
+		echo
+		grep -v '^TARGET: ' "$rcm"
+	} | tee -a "$OUT"
+fi

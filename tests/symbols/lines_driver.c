@@ -1,7 +1,7 @@
 /* addr2line -i -f -a, through sfb_lines_lookup(): the driver t_lines.sh
  * compares with binutils' addr2line and llvm-symbolizer.
  *
- *   lines_driver [-s] [-v] [-S SCRATCH] FILE [ADDR...]
+ *   lines_driver [-s] [-v] [-k] [-S SCRATCH] FILE [ADDR...]
  *
  * Addresses in hexadecimal, from the arguments or, when there are none,
  * one a line from stdin.  For each: "0x%016x", then a function line and a
@@ -9,7 +9,9 @@
  * unknown), as addr2line prints them.  -s: each lookup runs in a SIGUSR1
  * handler on a 64 KiB alternate stack (the crash handler's), and the
  * deepest stack use is printed at the end; -v: the lookup's costs and
- * errors on stderr; -S: the scratch size (default SFB_LINES_SCRATCH). */
+ * errors on stderr; -S: the scratch size (default SFB_LINES_SCRATCH); -k:
+ * one sfb_lines_open() for all the addresses, a sfb_lines_find() each
+ * (the state kept from one to the next, as the crash report keeps it). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,15 +28,27 @@
 
 static int fd;
 static struct sfb_elf_sections secs;
-static uint64_t scratch_store[(256 * 1024) / 8];
+static uint64_t scratch_store[(512 * 1024) / 8];
 static size_t scratch_size = SFB_LINES_SCRATCH;
 static struct sfb_line_result res;
 static uint64_t cur_addr;
 static int cur_rc;
 
+static int keep_state, opened;
+
 static void lookup(void)
 {
-	cur_rc = sfb_lines_lookup(fd, &secs, cur_addr, &res, scratch_store, scratch_size);
+	if (!keep_state) {
+		cur_rc = sfb_lines_lookup(fd, &secs, cur_addr, &res, scratch_store, scratch_size);
+		return;
+	}
+	if (!opened) {
+		cur_rc = sfb_lines_open(fd, &secs, scratch_store, scratch_size);
+		if (cur_rc)
+			return;
+		opened = 1;
+	}
+	cur_rc = sfb_lines_find(scratch_store, cur_addr, &res);
 }
 
 static void on_usr1(int sig)
@@ -51,13 +65,15 @@ int main(int argc, char **argv)
 			in_signal = 1;
 		else if (!strcmp(argv[i], "-v"))
 			verbose = 1;
+		else if (!strcmp(argv[i], "-k"))
+			keep_state = 1;
 		else if (!strcmp(argv[i], "-S") && i + 1 < argc)
 			scratch_size = strtoul(argv[++i], NULL, 0);
 		else
 			break;
 	}
 	if (i >= argc || scratch_size > sizeof scratch_store) {
-		fprintf(stderr, "usage: lines_driver [-s] [-v] [-S SCRATCH] FILE [ADDR...]\n");
+		fprintf(stderr, "usage: lines_driver [-s] [-v] [-k] [-S SCRATCH] FILE [ADDR...]\n");
 		return 2;
 	}
 	fd = open(argv[i], O_RDONLY | O_CLOEXEC);

@@ -627,11 +627,13 @@ static void test_crash_report(void)
 	/* Frame lines, then the stop line, the thread and the modules (no
 	 * registers without a context). */
 	int lines = 0, has_main = 0;
-	for (char *q = got; q && *q == '#' && q[1] >= '0' && q[1] <= '9'; q = strchr(q, '\n'), q = q ? q + 1 : q)
-		lines++;
 	char *stop = got;
-	for (int i = 0; stop && i < lines; i++)
-		stop = strchr(stop, '\n') ? strchr(stop, '\n') + 1 : NULL;
+	/* Frame lines, each followed by its source lines ("    at ..."). */
+	for (char *q = got; q && ((*q == '#' && q[1] >= '0' && q[1] <= '9') ||
+				  strncmp(q, "    ", 4) == 0); q = strchr(q, '\n'), q = q ? q + 1 : q) {
+		lines += *q == '#';
+		stop = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL;
+	}
 	has_main = strstr(got, " in main+0x") != NULL;
 	CHECK(n > 0 && lines == n && strncmp(got, "#0 0x", 5) == 0 && stop &&
 	      strncmp(stop, "# stopped: ", 11) == 0 && strstr(stop, "\n# thread: ") &&

@@ -111,3 +111,9 @@ $(B)/tests/t_static_full: tests/objects/t_static.c $(B)/tests/many_fdes.s $(STAT
 		-o $@ $(STATIC) -lpthread
 STATIC_BINS += $(B)/tests/t_static_full
 TEST_BINS += $(if $(findstring sanitize,$(CFLAGS)),,$(B)/tests/t_static_full)
+
+# t_jit_churn: run_slot()'s extent comes from the symbol table (dladdr1),
+# hence -rdynamic.
+$(B)/tests/t_jit_churn: tests/objects/t_jit_churn.c $(STATIC) tests/lib/check.h backtrace.h \
+		src/objects/jit_registry.h | $(B)/tests
+	$(CC) $(TESTFLAGS) $(SFRAME_AS) -rdynamic $< -o $@ $(STATIC) -ldl -lpthread

@@ -305,7 +305,10 @@ static int parse_fde(const struct sfb_cfi_section *s, uint64_t off, struct sfb_c
 	return SFB_CFI_OK;
 }
 
-int sfb_cfi_find(const struct sfb_cfi_section *s, uint64_t pc, struct sfb_cfi_fde *fde)
+/* sfb_cfi_find(), and the PCs that find the same table entry:
+ * [*from, *to), from its start to the next entry's. */
+static int find_fde(const struct sfb_cfi_section *s, uint64_t pc, struct sfb_cfi_fde *fde,
+		    uint64_t *from, uint64_t *to)
 {
 	uint32_t lo = 0, hi = s->fde_count;
 	uint64_t start, addr;
@@ -320,13 +323,23 @@ int sfb_cfi_find(const struct sfb_cfi_section *s, uint64_t pc, struct sfb_cfi_fd
 	}
 	if (lo == 0)
 		return SFB_CFI_E_NOT_FOUND;
+	*to = UINT64_MAX;
+	if (lo < s->fde_count)
+		table_entry(s, lo, to, &addr);
 	table_entry(s, lo - 1, &start, &addr);
+	*from = start;
 	int err = parse_fde(s, addr - s->frame_addr, fde);
 	if (err)
 		return err;
 	if (pc < fde->pc_begin || pc >= fde->pc_end)
 		return SFB_CFI_E_NOT_FOUND;
 	return SFB_CFI_OK;
+}
+
+int sfb_cfi_find(const struct sfb_cfi_section *s, uint64_t pc, struct sfb_cfi_fde *fde)
+{
+	uint64_t from, to;
+	return find_fde(s, pc, fde, &from, &to);
 }
 
 /* ---- The CFA instruction interpreter ------------------------------------ */
@@ -775,7 +788,8 @@ int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg
 {
 	struct sfb_cfi_fde f;
 	struct sfb_cfi_table_row t;
-	int err = sfb_cfi_find(s, pc, &f);
+	uint64_t from, to;
+	int err = find_fde(s, pc, &f, &from, &to);
 	if (err)
 		return err;
 	if ((err = sfb_cfi_table_row(s, &f, pc, &t)))
@@ -788,8 +802,11 @@ int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg
 	memset(row, 0, sizeof *row);
 	row->func_start = f.pc_begin;
 	row->func_size = (uint32_t)(f.pc_end - f.pc_begin);
-	row->pc_lo = t.pc_lo;
-	row->pc_hi = t.pc_hi;
+	/* Where this same row is found: the table row's range, within the
+	 * PCs whose search ends at this FDE's entry (they differ only where
+	 * a table's entries overlap the FDEs' ranges or disagree with them). */
+	row->pc_lo = t.pc_lo > from ? t.pc_lo : from;
+	row->pc_hi = t.pc_hi < to ? t.pc_hi : to;
 	row->cfa = t.cfa;
 	row->ra = t.reg[t.ra_column];
 	if (fp_reg < SFB_CFI_REGS)

@@ -129,7 +129,11 @@ int sfb_cfi_table_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
  * flags: SFB_ROW_CFI, plus SFB_ROW_SIGNAL for an 'S' CIE,
  * SFB_ROW_OUTERMOST when the RA is undefined, SFB_ROW_MANGLED_RA (and
  * SFB_ROW_PAUTH_B) when AArch64's RA_SIGN_STATE is set.  expr and
- * expr_len are set to the .eh_frame bytes, for SFB_LOC_DWARF rules. */
+ * expr_len are set to the .eh_frame bytes, for SFB_LOC_DWARF rules.
+ * [pc_lo, pc_hi) is where this same row is found: the table row's range,
+ * narrowed to the PCs whose search ends at the same table entry (which
+ * changes it only where entries overlap or disagree with their FDEs), so
+ * that a row may be kept for its whole range (cfi_cache.h). */
 int sfb_cfi_lookup(const struct sfb_cfi_section *s, uint64_t pc, unsigned fp_reg,
 		   struct sfb_row *row);
 

@@ -22,6 +22,7 @@
 
 #include "arch/arch.h"
 #include "rows/cfi.h"
+#include "rows/cfi_cache.h"
 #include "objects/objcache.h"
 #include "walk/rowmemo.h"
 #include "rows/sframe_format.h"
@@ -472,7 +473,17 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
 		return 0;
 	}
-	int why_no_row = sfb_object_row(o, key, w->flags, row);
+	/* An object whose rows all come from its .eh_frame search table:
+	 * rows kept by PC range (cfi_cache.h) spare a sample's first frame
+	 * the FDE search and the CFI interpretation. */
+	bool by_range = !sfb_object_has_sframe(o) && o->source != SFB_SRC_JIT &&
+			!o->main_eh_index && !(w->flags & SFRAME_BT_NO_EH_FRAME);
+	int why_no_row = 0;
+	if (!by_range || !sfb_cfi_cache_get(key, epoch, row)) {
+		why_no_row = sfb_object_row(o, key, w->flags, row);
+		if (by_range && !why_no_row)
+			sfb_cfi_cache_put(key, epoch, row);
+	}
 	if (why_no_row || (row->flags & SFB_ROW_SIGNAL))
 		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 	if (exact || f->sigreturn)

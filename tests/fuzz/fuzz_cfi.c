@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "rows/cfi.h"
+#include "rows/cfi_cache.h"
 #include "rows/cfi_fake.h"
 
 #define FUZZ_NAME "fuzz_cfi"
@@ -62,6 +63,46 @@ static void eval_loc(const struct sfb_cfi_section *s, const struct sfb_loc *l, b
 			       push_cfa, 0x7ffc00100000ull, &v);
 	if (err != SFB_CFI_OK && err != SFB_CFI_E_EXPR)
 		FAIL("eval -> %d", err);
+}
+
+static bool rows_differ(const struct sfb_row *a, const struct sfb_row *b)
+{
+	if (a->func_start != b->func_start || a->func_size != b->func_size ||
+	    a->pc_lo != b->pc_lo || a->pc_hi != b->pc_hi || a->flags != b->flags ||
+	    a->nregs != b->nregs || a->expr != b->expr || a->expr_len != b->expr_len ||
+	    memcmp(&a->cfa, &b->cfa, sizeof a->cfa) || memcmp(&a->ra, &b->ra, sizeof a->ra) ||
+	    memcmp(&a->fp, &b->fp, sizeof a->fp))
+		return true;
+	for (unsigned i = 0; i < a->nregs && i < SFB_ROW_REGS; i++)
+		if (a->regs[i].reg != b->regs[i].reg ||
+		    memcmp(&a->regs[i].loc, &b->regs[i].loc, sizeof a->regs[i].loc))
+			return true;
+	return false;
+}
+
+/* What the cache of rows by range (src/rows/cfi_cache.h) relies on: the
+ * row is the same from every PC of its range (checked at both ends), and
+ * kept there, it comes back whole. */
+static void check_range(const struct sfb_cfi_section *s, uint64_t pc, const struct sfb_row *row)
+{
+	struct sfb_row end, got;
+	if (sfb_cfi_lookup(s, row->pc_lo, 6, &end) || rows_differ(&end, row))
+		FAIL("lookup %#llx: another row at its range's start %#llx", (unsigned long long)pc,
+		     (unsigned long long)row->pc_lo);
+	if (sfb_cfi_lookup(s, row->pc_hi - 1, 6, &end) || rows_differ(&end, row))
+		FAIL("lookup %#llx: another row at its range's end %#llx", (unsigned long long)pc,
+		     (unsigned long long)row->pc_hi - 1);
+	static uint32_t epoch;
+	epoch += 2;
+	sfb_cfi_cache_put((uintptr_t)pc, epoch, row);
+	bool kept = row->nregs <= SFB_CFI_CACHE_REGS && row->pc_hi - row->pc_lo <= UINT32_MAX;
+	bool hit = sfb_cfi_cache_get((uintptr_t)pc, epoch, &got);
+	if (hit != kept || (hit && rows_differ(&got, row)))
+		FAIL("cache %#llx: %s", (unsigned long long)pc,
+		     hit == kept ? "another row" : kept ? "not kept" : "kept");
+	if (sfb_cfi_cache_get((uintptr_t)row->pc_lo, epoch, &got) && rows_differ(&got, row))
+		FAIL("cache %#llx: another row at %#llx", (unsigned long long)pc,
+		     (unsigned long long)row->pc_lo);
 }
 
 static void check_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde *f,
@@ -102,9 +143,13 @@ static void check_row(const struct sfb_cfi_section *s, const struct sfb_cfi_fde 
 		FAIL("lookup %#llx -> %d where table_row found a row", (unsigned long long)pc, err);
 	if (err)
 		return; /* no CFA, or more rules than a row holds */
-	if (row.pc_lo != t->pc_lo || row.pc_hi != t->pc_hi || row.func_start != f->pc_begin ||
-	    row.func_start + row.func_size != f->pc_end || !(row.flags & SFB_ROW_CFI))
+	/* The row's range: the table row's, narrowed to the PCs whose search
+	 * finds the same table entry. */
+	if (pc < row.pc_lo || pc >= row.pc_hi || row.pc_lo < t->pc_lo || row.pc_hi > t->pc_hi ||
+	    row.func_start != f->pc_begin || row.func_start + row.func_size != f->pc_end ||
+	    !(row.flags & SFB_ROW_CFI))
 		FAIL("lookup %#llx: row range or flags differ", (unsigned long long)pc);
+	check_range(s, pc, &row);
 	if (memcmp(&row.cfa, &t->cfa, sizeof row.cfa) ||
 	    memcmp(&row.ra, &t->reg[t->ra_column], sizeof row.ra) ||
 	    memcmp(&row.fp, &t->reg[6], sizeof row.fp))

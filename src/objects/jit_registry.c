@@ -352,21 +352,25 @@ static int parse_sframe(struct node *n, const void *t, size_t len)
 
 /* Every FDE a search table lists (count entries from pc_at(i), sorted),
  * found, in order without overlap, inside the range, its first row
- * interpretable (sfb_cfi_lookup() finds the FDE and gives its range). */
+ * interpretable.  A row without a CFA rule is no reason to refuse: LuaJIT
+ * registers its machine-code area so, for its exceptions' personality
+ * routine, which needs no CFA; a walk that reaches such code takes the
+ * frame and stops there (bad-eh-frame) rather than losing it (no-object). */
 static int check_fdes(struct node *n, const struct sfb_cfi_section *cfi, uint32_t count,
 		      uint64_t (*pc_at)(const struct node *, uint32_t))
 {
 	uint64_t lo = UINT64_MAX, hi = 0, prev_end = 0;
 	for (uint32_t i = 0; i < count; i++) {
-		struct sfb_row row;
+		struct sfb_cfi_fde fde;
+		struct sfb_cfi_table_row row;
 		uint64_t pc = pc_at(n, i);
-		if (sfb_cfi_lookup(cfi, pc, SFB_DWARF_FP, &row) != SFB_CFI_OK ||
-		    row.func_start != pc || row.func_size == 0 || pc < prev_end)
+		if (sfb_cfi_find(cfi, pc, &fde) != SFB_CFI_OK || fde.pc_begin != pc ||
+		    fde.pc_end <= pc || fde.pc_end - pc > UINT32_MAX || pc < prev_end ||
+		    sfb_cfi_table_row(cfi, &fde, pc, &row) != SFB_CFI_OK)
 			return SFRAME_JIT_E_TABLES;
-		uint64_t end = pc + row.func_size;
-		prev_end = end;
+		prev_end = fde.pc_end;
 		lo = lo < pc ? lo : pc;
-		hi = hi > end ? hi : end;
+		hi = hi > fde.pc_end ? hi : fde.pc_end;
 	}
 	if (!count || hi > UINTPTR_MAX)
 		return SFRAME_JIT_E_TABLES;

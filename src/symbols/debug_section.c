@@ -140,7 +140,11 @@ int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *se
 			return SFB_DSEC_E_CHDR;
 		if (pread_all(fd, h, sizeof h, s->offset))
 			return SFB_DSEC_E_IO;
-		if (sfb_chdr_read(h, sizeof h, true, &ch) || ch.type != SFB_ELFCOMPRESS_ZLIB)
+		if (sfb_chdr_read(h, sizeof h, true, &ch))
+			return SFB_DSEC_E_CHDR;
+		if (ch.type == SFB_ELFCOMPRESS_ZSTD)
+			return SFB_DSEC_E_ZSTD;
+		if (ch.type != SFB_ELFCOMPRESS_ZLIB)
 			return SFB_DSEC_E_CHDR;
 		d->data[id] = s->offset + ch.header_size;
 		d->size[id] = ch.size;
@@ -407,7 +411,7 @@ const char *sfb_dsec_err_name(int err)
 		[0] = "ok", [1] = "io", [2] = "truncated", [3] = "leb128",
 		[4] = "string-too-long", [5] = "compression-header", [6] = "inflate",
 		[7] = "inflate-budget", [8] = "load-budget", [9] = "not-elf64",
-		[10] = "no-section", [11] = "scratch-too-small",
+		[10] = "no-section", [11] = "scratch-too-small", [12] = "zstd-compressed",
 	};
 	if (err > 0 || err < SFB_DSEC_E_LAST_)
 		return "unknown";

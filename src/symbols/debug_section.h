@@ -62,14 +62,15 @@ enum sfb_dsec_err {
 	SFB_DSEC_E_TRUNCATED = -2,     /* a read past the end of a section */
 	SFB_DSEC_E_LEB = -3,           /* a LEB128 number longer than 10 bytes */
 	SFB_DSEC_E_STRING = -4,        /* a string longer than SFB_DSEC_MAX_STRING */
-	SFB_DSEC_E_CHDR = -5,          /* a compression header that is short or not zlib */
+	SFB_DSEC_E_CHDR = -5,          /* a compression header that is short or of an unknown type */
 	SFB_DSEC_E_INFLATE = -6,       /* a compressed section's stream is corrupt */
 	SFB_DSEC_E_BUDGET_INFLATE = -7,/* more than SFB_DSEC_MAX_INFLATE bytes decompressed */
 	SFB_DSEC_E_BUDGET_LOADS = -8,  /* more than SFB_DSEC_MAX_LOADS window loads */
 	SFB_DSEC_E_ELF = -9,           /* not a readable ELFCLASS64 file of this byte order */
 	SFB_DSEC_E_NO_SECTION = -10,   /* a section the lookup needs is absent */
 	SFB_DSEC_E_SCRATCH = -11,      /* scratch smaller than the readers need */
-	SFB_DSEC_E_LAST_ = -11
+	SFB_DSEC_E_ZSTD = -12,         /* a zstd-compressed section (ELFCOMPRESS_ZSTD): zlib only is read */
+	SFB_DSEC_E_LAST_ = -12
 };
 
 #define SFB_DSEC_MAX_STRING 4096u            /* bytes of one string, its NUL included */

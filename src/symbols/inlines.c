@@ -171,8 +171,10 @@ static int skip_specs(struct lk *k, uint64_t *off)
 		if ((err = sfb_dview_uleb(&k->abbrev, off, &at)) ||
 		    (err = sfb_dview_uleb(&k->abbrev, off, &form)))
 			return err;
-		if (at == 0 && form == 0)
+		if (at == 0 && form == 0) {
+			SFB_NOTE_MAX(k->n_attrs, i);
 			return 0;
+		}
 		if (form == DW_FORM_implicit_const && (err = sfb_dview_sleb(&k->abbrev, off, &ic)))
 			return err;
 	}
@@ -256,8 +258,10 @@ static int read_die(struct lk *k, const struct unit *u, uint64_t off, struct die
 		if ((err = sfb_dview_uleb(&k->abbrev, &ab, &at)) ||
 		    (err = sfb_dview_uleb(&k->abbrev, &ab, &form)))
 			return err;
-		if (at == 0 && form == 0)
+		if (at == 0 && form == 0) {
+			SFB_NOTE_MAX(k->n_attrs, i);
 			break;
+		}
 		if (form == DW_FORM_implicit_const && (err = sfb_dview_sleb(&k->abbrev, &ab, &ic)))
 			return err;
 		if ((err = lk_form(k, &k->info, &fc, &off, form, ic, &x)))
@@ -398,6 +402,7 @@ static int rnglist_holds(struct lk *k, const struct unit *u, uint64_t off, uint6
 			return err;
 		switch (kind) {
 		case DW_RLE_end_of_list:
+			SFB_NOTE_MAX(k->n_ranges, i + 1);
 			return 0;
 		case DW_RLE_base_addressx:
 			if ((err = sfb_dview_uleb(v, &off, &a)) || (err = addrx(k, u, a, &base)))
@@ -437,6 +442,7 @@ static int rnglist_holds(struct lk *k, const struct unit *u, uint64_t off, uint6
 			return SFB_LINES_E_FORMAT;
 		}
 		if (a <= pc && pc < b) {
+			SFB_NOTE_MAX(k->n_ranges, i + 1);
 			*in = true;
 			return 0;
 		}
@@ -456,13 +462,16 @@ static int ranges_holds(struct lk *k, const struct unit *u, uint64_t off, uint64
 	for (unsigned i = 0; i < SFB_LINES_MAX_RANGES; i++) {
 		if ((err = get(v, &off, u->addr_size, &a)) || (err = get(v, &off, u->addr_size, &b)))
 			return err;
-		if (a == 0 && b == 0)
+		if (a == 0 && b == 0) {
+			SFB_NOTE_MAX(k->n_ranges, i + 1);
 			return 0;
+		}
 		if (a == sel) {
 			base = b;
 			continue;
 		}
 		if (a + base <= pc && pc < b + base) {
+			SFB_NOTE_MAX(k->n_ranges, i + 1);
 			*in = true;
 			return 0;
 		}
@@ -553,6 +562,7 @@ static int aranges_find(struct lk *k, uint64_t pc, uint64_t *info_off, bool *fou
 		while (off + t <= end) {
 			if (++n > SFB_LINES_MAX_ARANGES)
 				return SFB_LINES_E_BUDGET_ARANGES;
+			k->n_aranges = n;
 			if ((err = get(v, &off, (unsigned)asz, &a)) ||
 			    (err = get(v, &off, (unsigned)asz, &b)))
 				return err;
@@ -701,6 +711,7 @@ int lk_find_chain(struct lk *k, const struct unit *u, uint64_t pc)
 			if (level >= SFB_LINES_MAX_DEPTH)
 				return SFB_LINES_E_BUDGET_DEPTH;
 			level++;
+			SFB_NOTE_MAX(k->n_depth, level);
 		}
 		off = d.next;
 	}
@@ -811,6 +822,7 @@ int lk_find_names(struct lk *k, const struct unit *u)
 		}
 		if (!any)
 			break;
+		k->n_hops = hop + 1;
 	}
 	return 0;
 }

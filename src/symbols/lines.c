@@ -128,8 +128,6 @@ static int line_row(struct lk *k, const struct lhdr *h, uint64_t pc, struct row 
 	while (off < h->end) {
 		uint64_t at = off, op;
 		bool emit = false, end_seq = false;
-		if (k->program_bytes > SFB_LINES_MAX_PROGRAM)
-			return SFB_LINES_E_BUDGET_PROGRAM;
 		if ((err = get(v, &off, 1, &op)))
 			return err;
 		if (op >= h->opcode_base) {
@@ -203,6 +201,8 @@ static int line_row(struct lk *k, const struct lhdr *h, uint64_t pc, struct row 
 			}
 		}
 		k->program_bytes += off - at;
+		if (k->program_bytes > SFB_LINES_MAX_PROGRAM)
+			return SFB_LINES_E_BUDGET_PROGRAM;
 		if (!emit)
 			continue;
 		if (have_prev && prev.addr <= pc && pc < r.addr) {
@@ -306,6 +306,7 @@ static int line_entries(struct lk *k, const struct lhdr *h, bool dirs, struct wa
 				uint64_t dir;
 				if (++seen > SFB_LINES_MAX_FILES)
 					return SFB_LINES_E_BUDGET_FILES;
+				SFB_NOTE_MAX(k->n_files, seen);
 				if ((err = read_entry(k, h, &f, &off, &path, &dir)))
 					return err;
 				if ((t == 0) == dirs)
@@ -324,6 +325,7 @@ static int line_entries(struct lk *k, const struct lhdr *h, bool dirs, struct wa
 			uint64_t first, dir = 0, at = off;
 			if (++seen > SFB_LINES_MAX_FILES)
 				return SFB_LINES_E_BUDGET_FILES;
+			SFB_NOTE_MAX(k->n_files, seen);
 			if ((err = get(&k->line, &at, 1, &first)))
 				return err;
 			if (first == 0) {
@@ -500,6 +502,7 @@ int sfb_lines_find(void *scratch, uint64_t vaddr, struct sfb_line_result *out)
 	k->out = out;
 	k->dies = k->abbrevs = k->units = 0;
 	k->program_bytes = 0;
+	k->n_aranges = k->n_depth = k->n_attrs = k->n_ranges = k->n_hops = k->n_files = 0;
 	k->nchain = 0;
 	k->truncated = false;
 	k->abbrev_table = UINT64_MAX;
@@ -568,6 +571,12 @@ done:
 	out->dies = k->dies;
 	out->abbrevs = k->abbrevs;
 	out->program_bytes = k->program_bytes;
+	out->aranges = k->n_aranges;
+	out->depth = k->n_depth;
+	out->attrs = k->n_attrs;
+	out->ranges = k->n_ranges;
+	out->hops = k->n_hops;
+	out->files = k->n_files;
 	out->inflated = k->d.inflated;
 	out->restarts = k->d.restarts;
 	out->loads = k->d.loads;

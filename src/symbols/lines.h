@@ -41,7 +41,9 @@
  * steps read each section forward so that a stream restarts seldom.
  *
  * Budgets: each bound below ends the lookup with its own error when
- * reached; tests/symbols/t_lines.c runs each at its bound. */
+ * reached (SFB_LINES_MAX_HOPS: the names found so far are kept);
+ * tests/symbols/t_lines_budgets.sh runs each at its bound, and
+ * t_lines.sh SFB_LINES_MAX_FRAMES. */
 #ifndef SFB_LINES_H
 #define SFB_LINES_H
 
@@ -54,16 +56,39 @@
 #define SFB_LINES_NAME_CAP 384        /* a function name's bytes, NUL included */
 #define SFB_LINES_FILE_CAP 256        /* a file path's bytes, NUL included */
 
+/* The bounds can be set at build time (-D), which
+ * tests/symbols/t_lines_budgets.sh does to run each at its bound. */
+#ifndef SFB_LINES_MAX_UNITS
 #define SFB_LINES_MAX_UNITS 65536u       /* unit headers scanned without .debug_aranges */
+#endif
+#ifndef SFB_LINES_MAX_ARANGES
 #define SFB_LINES_MAX_ARANGES (1u << 22) /* address ranges read from .debug_aranges */
+#endif
+#ifndef SFB_LINES_MAX_DIES
 #define SFB_LINES_MAX_DIES (1u << 22)    /* DIEs read in one lookup */
-#define SFB_LINES_MAX_DEPTH 256u         /* nesting of DIEs */
+#endif
+#ifndef SFB_LINES_MAX_DEPTH
+#define SFB_LINES_MAX_DEPTH 256u         /* nesting of DIEs outside the PC's */
+#endif
+#ifndef SFB_LINES_MAX_ABBREVS
 #define SFB_LINES_MAX_ABBREVS 65536u     /* abbreviations read in one lookup */
+#endif
+#ifndef SFB_LINES_MAX_ATTRS
 #define SFB_LINES_MAX_ATTRS 256u         /* attributes of one abbreviation */
+#endif
+#ifndef SFB_LINES_MAX_RANGES
 #define SFB_LINES_MAX_RANGES 65536u      /* entries of one range list */
-#define SFB_LINES_MAX_HOPS 4u            /* origin/specification links followed per frame */
+#endif
+#ifndef SFB_LINES_MAX_HOPS
+#define SFB_LINES_MAX_HOPS 4u            /* rounds of origin/specification links followed:
+					    past them a frame keeps the name found so far */
+#endif
+#ifndef SFB_LINES_MAX_PROGRAM
 #define SFB_LINES_MAX_PROGRAM (64u << 20)/* line-program bytes run in one lookup */
+#endif
+#ifndef SFB_LINES_MAX_FILES
 #define SFB_LINES_MAX_FILES 65536u       /* directory and file entries of one line table */
+#endif
 
 /* Scratch: the inflate state and window, and the section windows.  More
  * scratch gives a compressed file's sections more inflaters (up to
@@ -103,10 +128,14 @@ struct sfb_line_result {
 	bool truncated;        /* more inline levels than SFB_LINES_MAX_FRAMES: the outermost dropped */
 	int inline_err;        /* why the inline chain is missing (0: it is not) */
 	struct sfb_line_frame frame[SFB_LINES_MAX_FRAMES];
-	/* What the lookup cost. */
+	/* What the lookup cost, in the units of the bounds above: units,
+	 * aranges (tuples), dies, abbrevs, program_bytes; depth, attrs,
+	 * ranges, hops and files are the most that one nesting,
+	 * abbreviation, range list, name or line table needed. */
 	uint32_t units, dies, abbrevs;
 	uint64_t program_bytes, inflated;
 	uint32_t restarts, loads;
+	uint32_t aranges, depth, attrs, ranges, hops, files;
 };
 
 /* The frames at VADDR in the file open on FD, whose debug sections are

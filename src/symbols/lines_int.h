@@ -74,6 +74,7 @@ struct lk {
 	struct sfb_line_result *out;
 	uint32_t dies, abbrevs, units;
 	uint64_t program_bytes;
+	uint32_t n_aranges, n_depth, n_attrs, n_ranges, n_hops, n_files; /* lines.h: the result's aranges ... files */
 	/* Step 2's result. */
 	struct link chain[SFB_LINES_MAX_FRAMES];
 	int nchain;
@@ -86,6 +87,8 @@ struct form_ctx {
 	uint8_t addr_size, offset_size;
 	uint64_t unit_off;   /* DW_FORM_ref*: offsets from here */
 };
+
+#define SFB_NOTE_MAX(field, v) ((field) = (field) > (v) ? (field) : (v))
 
 /* inlines.c */
 int lk_form(struct lk *k, struct sfb_dview *v, const struct form_ctx *fc, uint64_t *off,

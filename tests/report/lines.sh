@@ -57,3 +57,39 @@ lines_as_addr2line() {
 	ninlined=$(grep -c '^    inlined: ' "$1")
 	return 0
 }
+
+# lines_as_llvm FILE [1]: the same, with llvm-symbolizer-14 --inlining
+# (LLVM's DWARF reader: the second oracle) alone as the reference; its
+# columns are dropped, the report printing FILE:LINE.
+lines_as_llvm() {
+	first_ra=${2:-0}
+	grep -n '^#[0-9]* 0x' "$1" | while IFS= read -r hit; do
+		k=${hit%%:*}
+		fl=${hit#*:}
+		n=$(echo "$fl" | sed -n 's/^#\([0-9]*\) .*/\1/p')
+		loc=$(echo "$fl" | sed -n 's/^#[0-9]* 0x[0-9a-f]* in .* (\(.*\)+\(0x[0-9a-f]*\))$/\1 \2/p')
+		[ -n "$loc" ] || continue
+		obj=${loc% *}
+		off=$((${loc##* } - (n > 0 || first_ra)))
+		got=$(sed -n "$((k + 1)),\$p" "$1" | awk '/^    (at|inlined:) /{ print; next } { exit }')
+		want=$(llvm-symbolizer-14 --inlining --obj="$obj" "$(printf '0x%x' "$off")" 2>/dev/null | awk '
+			/^$/ { next }
+			{ line[++k] = $0 }
+			END {
+				m = 0
+				for (i = 1; i + 1 <= k; i += 2) { fn[++m] = line[i]; l = line[i + 1]; sub(/:[0-9]+$/, "", l); loc[m] = l }
+				if (m == 0 || loc[m] ~ /^\?\?:/) exit
+				for (i = 1; i < m; i++)
+					print "    inlined: " fn[i] " at " loc[i]
+				print "    at " loc[m]
+			}')
+		if [ "$got" != "$want" ]; then
+			echo "# frame #$n ($obj+$(printf '0x%x' "$off")): lines"
+			echo "$got" | sed 's/^/#   got: /'
+			echo "# llvm-symbolizer-14:"
+			echo "$want" | sed 's/^/#   want: /'
+			echo bad
+		fi
+	done | tee "$1.llvmcmp" | grep -q '^bad$' && { grep -v '^bad$' "$1.llvmcmp"; return 1; }
+	return 0
+}

@@ -3,12 +3,13 @@
 # frame line of examples/crash-handler's reports (built -g) and of
 # t_report_lines' (code inlined two levels deep), "    inlined: NAME at
 # FILE:LINE" for each inlined frame, innermost first, then "    at
-# FILE:LINE", exactly as `addr2line -i -f -C` gives them; libc's frames
-# from its debug file (libc6-dbg).
+# FILE:LINE", exactly as `addr2line -i -f -C` gives them, and as
+# `llvm-symbolizer-14 --inlining` does; libc's frames from its debug file
+# (libc6-dbg).
 . tests/lib/check.sh
 ulimit -c 0 2>/dev/null
 . tests/lib/install-deps.sh
-install_deps libc6-dbg binutils
+install_deps libc6-dbg binutils llvm-14
 . tests/report/lines.sh
 
 for prog in $B/crash-handler $B/tests/t_report_lines; do
@@ -27,6 +28,8 @@ for kind in segv abort strlen overflow; do
 	cat "$tmp/$kind"
 	check "$kind: every frame's source lines as addr2line gives them" \
 		lines_as_addr2line "$tmp/$kind"
+	check "$kind: every frame's source lines as llvm-symbolizer-14 gives them" \
+		lines_as_llvm "$tmp/$kind"
 	check "$kind: frame #0 has a source location" \
 		sh -c "sed -n '/^#0 /{n;p;}' '$tmp/$kind' | grep -Eq '^    (at|inlined:) .*:[0-9]+\$'"
 	check "$kind: the main program's frames located in examples/crash-handler.c" \
@@ -45,6 +48,7 @@ fi
 echo "--- t_report_lines report"
 cat "$tmp/inl"
 check "inlined: every frame's source lines as addr2line gives them" lines_as_addr2line "$tmp/inl" 1
+check "inlined: every frame's source lines as llvm-symbolizer-14 gives them" lines_as_llvm "$tmp/inl" 1
 check "inlined: two inlined frames, innermost first, then the function's own line" \
 	sh -c "grep -A3 '^#0 ' '$tmp/inl' | sed -n 2,4p | awk '
 		NR == 1 && /^    inlined: inner_report at .*t_report_lines\.c:[0-9]+\$/ { ok++ }
@@ -56,4 +60,6 @@ sed 's/^\(    at .*:\)\([0-9]*\)$/\1999999/' "$tmp/inl" >"$tmp/inl.bad"
 check "lines_as_addr2line: rejects a wrong line" fails_ lines_as_addr2line "$tmp/inl.bad" 1
 grep -v '^    inlined: ' "$tmp/inl" >"$tmp/inl.bad2"
 check "lines_as_addr2line: rejects a missing inlined frame" fails_ lines_as_addr2line "$tmp/inl.bad2" 1
+check "lines_as_llvm: rejects a wrong line" fails_ lines_as_llvm "$tmp/inl.bad" 1
+check "lines_as_llvm: rejects a missing inlined frame" fails_ lines_as_llvm "$tmp/inl.bad2" 1
 exit 0

@@ -128,10 +128,12 @@ int main(int argc, char **argv)
 		if (verbose)
 			fprintf(stderr,
 				"%#" PRIx64 ": %s inline=%s n=%d units=%u dies=%u abbrevs=%u program=%" PRIu64
-				" inflated=%" PRIu64 " restarts=%u loads=%u\n",
+				" inflated=%" PRIu64 " restarts=%u loads=%u aranges=%u depth=%u attrs=%u"
+				" ranges=%u hops=%u files=%u\n",
 				cur_addr, sfb_lines_err_name(cur_rc), sfb_lines_err_name(res.inline_err),
 				res.n, res.units, res.dies, res.abbrevs, res.program_bytes, res.inflated,
-				res.restarts, res.loads);
+				res.restarts, res.loads, res.aranges, res.depth, res.attrs, res.ranges,
+				res.hops, res.files);
 	}
 	if (in_signal) {
 		size_t used = 0;

@@ -525,6 +525,7 @@ struct name {
 	uint64_t count; /* samples with this frame (read_lines()) */
 	uint8_t rank;   /* 0: a program's or its own library's PC, 1: a
 			   system library's, 2: in no file */
+	uintptr_t object; /* its object: a hash of its path, 0 if none */
 };
 static struct name *names;
 static size_t names_cap;
@@ -632,6 +633,10 @@ static const struct pprof_frame *pc_frame(uintptr_t pc, bool leaf)
 		return &oom;
 	}
 	static const char *const system[] = { "/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/" };
+	names[j].object = 0;
+	for (const char *c = sym.object; *c; c++) /* FNV-1a; 0 only for "" */
+		names[j].object = (names[j].object ? names[j].object : 0xcbf29ce484222325ull) *
+					  0x100000001b3ull ^ (unsigned char)*c;
 	names[j].rank = sym.object[0] == '/' ? 0 : 2;
 	for (size_t i = 0; i < sizeof system / sizeof system[0]; i++)
 		if (strncmp(sym.object, system[i], strlen(system[i])) == 0)
@@ -1151,12 +1156,12 @@ static const char *thread_name(pid_t tid)
 /* ---- Source lines, for pprof ------------------------------------------ */
 
 /* SFRAME_PROF_LINES_MS: the CPU time the line lookups may take (-1: no
- * limit); by default 2% of the CPU time profiled, which keeps a profile
+ * limit); by default 1% of the CPU time profiled, which keeps a profile
  * at 1 kHz within its overhead budget (docs/SPEED.md) however slow the
  * lookups are (see prof/srclines.h).  The PCs most worth a line go first:
  * those of the program and its own libraries before the system's, then
  * by samples. */
-#define LINES_SHARE 0.02
+#define LINES_SHARE 0.01
 static struct srclines_cost lines_cost;
 static size_t lines_wanted;
 static int64_t lines_budget_ns;
@@ -1201,15 +1206,17 @@ static void read_lines(void)
 	for (size_t i = 0; i < names_cap; i++)
 		m += names[i].frame.name && names[i].frame.pc;
 	struct name **want = calloc(m + 1, sizeof *want);
-	uintptr_t *pcs = calloc(m + 1, sizeof *pcs);
-	if (want && pcs) {
+	uintptr_t *pcs = calloc(m + 1, sizeof *pcs), *objs = calloc(m + 1, sizeof *objs);
+	if (want && pcs && objs) {
 		m = 0;
 		for (size_t i = 0; i < names_cap; i++)
 			if (names[i].frame.name && names[i].frame.pc)
 				want[m++] = &names[i];
 		qsort(want, m, sizeof *want, want_cmp);
-		for (size_t i = 0; i < m; i++)
+		for (size_t i = 0; i < m; i++) {
 			pcs[i] = want[i]->frame.pc;
+			objs[i] = want[i]->object;
+		}
 		const char *env = getenv("SFRAME_PROF_LINES_MS");
 		if (env && *env)
 			lines_budget_ns = atoll(env) < 0 ? -1 : atoll(env) * 1000000;
@@ -1219,11 +1226,12 @@ static void read_lines(void)
 		lines_wanted = m;
 		lines_cost = (struct srclines_cost){ 0, 0 };
 		forking_for_lines = true;
-		lines_cost = srclines_read(pcs, m, lines_budget_ns, got_lines, want);
+		lines_cost = srclines_read(pcs, objs, m, lines_budget_ns, got_lines, want);
 		forking_for_lines = false;
 	}
 	free(want);
 	free(pcs);
+	free(objs);
 }
 
 /* The stacks as a pprof profile (after fold_all(), which sets up the
@@ -1300,8 +1308,11 @@ int sframe_prof_stop(void)
 	pthread_join(drain_thread, NULL);
 	drain();
 
+	/* The exit's cost in CPU time (this thread's, and the line lookups'
+	 * child's): on a loaded machine wall time would count the
+	 * neighbours too. */
 	struct timespec w0, w1;
-	clock_gettime(CLOCK_MONOTONIC, &w0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w0);
 	size_t n = 0;
 	struct folded *lines = fold_all(&n);
 	if (lines && (out_formats & OUT_PPROF))
@@ -1337,9 +1348,12 @@ int sframe_prof_stop(void)
 		wl += (size_t)snprintf(wrote + wl, sizeof wrote - wl, "%s (pprof), ", path);
 	}
 
-	clock_gettime(CLOCK_MONOTONIC, &w1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w1);
 	double write_ms = (double)(w1.tv_sec - w0.tv_sec) * 1e3 +
 			  (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
+	double names_ms = write_ms;
+	if (out_formats & OUT_PPROF)
+		write_ms += (double)lines_cost.cpu_ns / 1e6;
 
 	/* The summary goes to PREFIX.summary.txt and, unless quiet, to
 	 * stderr, which the program may have closed. */
@@ -1380,9 +1394,13 @@ int sframe_prof_stop(void)
 		fputc('\n', o);
 		double hms = (double)atomic_load(&handler_ns) / 1e6;
 		fprintf(o, "sframe-prof: cost: %.1f ms taking samples (%.1f us each, %.2f%% of "
-			   "the CPU time), %.1f ms symbolizing and writing at exit\n",
+			   "the CPU time), %.1f ms of CPU at exit symbolizing and writing",
 			hms, samples ? 1e3 * hms / (double)samples : 0.0,
 			cpu > 0 ? hms / (10 * cpu) : 0.0, write_ms);
+		if (out_formats & OUT_PPROF)
+			fprintf(o, " (%.1f ms naming and writing, %.1f ms reading source lines)",
+				names_ms, (double)lines_cost.cpu_ns / 1e6);
+		fputc('\n', o);
 		if (out_formats & OUT_PPROF) {
 			fprintf(o, "sframe-prof: source lines read for %zu of %zu addresses in "
 				   "%.1f ms of CPU (", lines_cost.answered, lines_wanted,
@@ -1392,7 +1410,7 @@ int sframe_prof_stop(void)
 			else
 				fprintf(o, "at most %.1f ms%s", (double)lines_budget_ns / 1e6,
 					getenv("SFRAME_PROF_LINES_MS") ? ""
-					: ": 2% of the CPU time profiled; SFRAME_PROF_LINES_MS=-1 reads them all");
+					: ": 1% of the CPU time profiled; SFRAME_PROF_LINES_MS=-1 reads them all");
 			fprintf(o, ")\n");
 		}
 		thread_summary(o);

@@ -28,7 +28,7 @@
  *   SFRAME_PROF_QUIET=1   no summary on stderr (P.summary.txt has it)
  *   SFRAME_PROF_LINES_MS=N  pprof: the CPU time, in ms, that reading the
  *                         source lines of the profile's addresses may take
- *                         at exit (-1: no limit, 0: no lines); default 2%
+ *                         at exit (-1: no limit, 0: no lines); default 1%
  *                         of the CPU time profiled
  */
 #ifndef SFRAME_PROFILER_H

@@ -32,7 +32,7 @@ static const char usage[] =
 	"                         with its file:line and the functions inlined\n"
 	"                         there, where the object or its debug file has\n"
 	"                         DWARF line tables (-g); `pprof -lines` shows them\n"
-	"                         (read at exit, in at most 2% of the CPU time\n"
+	"                         (read at exit, in at most 1% of the CPU time\n"
 	"                         profiled: SFRAME_PROF_LINES_MS=-1, no limit)\n"
 	"               *.folded  folded stacks (flamegraph.pl, inferno, speedscope)\n"
 	"               *.svg     a flame graph\n"

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,13 +49,45 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Objects in which every lookup found nothing so far: fixed-size, as the
+ * child may not allocate (past it, objects are not given up). */
+struct misses {
+	uintptr_t obj;
+	unsigned misses;
+	bool found;
+};
+#define MISS_SLOTS 256
+
+static struct misses *miss_slot(struct misses *t, uintptr_t obj)
+{
+	for (size_t i = 0; obj && i < MISS_SLOTS; i++) {
+		if (t[i].obj == obj)
+			return &t[i];
+		if (!t[i].obj) {
+			t[i].obj = obj;
+			return &t[i];
+		}
+	}
+	return NULL;
+}
+
 /* The child: async-signal-safe calls only (its parent may have had other
  * threads, holding locks the child inherits held). */
-static _Noreturn void child(int fd, const uintptr_t *pcs, size_t n, char *scratch, char *rec)
+static _Noreturn void child(int fd, const uintptr_t *pcs, const uintptr_t *objs, size_t n,
+			    char *scratch, char *rec, struct misses *tab)
 {
 	for (size_t i = 0; i < n; i++) {
+		struct misses *m = miss_slot(tab, objs[i]);
+		if (m && !m->found && m->misses >= SRCLINES_GIVE_UP)
+			continue;
 		struct sframe_symbol sym;
 		sframe_symbolize(pcs[i], &sym, scratch, SFRAME_SYMBOLIZE_LINES_SCRATCH);
+		if (m) {
+			if (sym.line || sym.file[0] || sym.inlined_count > 0)
+				m->found = true;
+			else
+				m->misses++;
+		}
 		struct head h = { .index = (uint32_t)i, .line = sym.line, .column = sym.column };
 		int nin = sym.inlined_count;
 		h.ninlined = (uint32_t)(nin < 0 ? 0 : nin > SFRAME_MAX_INLINED ? SFRAME_MAX_INLINED : nin);
@@ -130,8 +163,8 @@ static int64_t ns_of(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
-struct srclines_cost srclines_read(const uintptr_t *pcs, size_t n, int64_t budget_ns,
-				   srclines_fn fn, void *ctx)
+struct srclines_cost srclines_read(const uintptr_t *pcs, const uintptr_t *objs, size_t n,
+				   int64_t budget_ns, srclines_fn fn, void *ctx)
 {
 	struct srclines_cost cost = { 0, 0 };
 	if (n == 0 || budget_ns == 0)
@@ -141,14 +174,15 @@ struct srclines_cost srclines_read(const uintptr_t *pcs, size_t n, int64_t budge
 	char *rec = malloc(REC_MAX);
 	size_t cap = 4 * REC_MAX, len = 0;
 	char *buf = malloc(cap);
-	if (!scratch || !rec || !buf || pipe2(p, O_CLOEXEC) != 0)
+	struct misses *tab = calloc(MISS_SLOTS, sizeof *tab);
+	if (!scratch || !rec || !buf || !tab || pipe2(p, O_CLOEXEC) != 0)
 		goto out;
 	struct timespec w0, now;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		child(p[1], pcs, n, scratch, rec);
+		child(p[1], pcs, objs, n, scratch, rec, tab);
 	}
 	close(p[1]);
 	if (pid < 0) {
@@ -186,11 +220,19 @@ struct srclines_cost srclines_read(const uintptr_t *pcs, size_t n, int64_t budge
 		}
 	}
 	close(p[0]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	/* The child's own account of its CPU time, once it is gone (unless
+	 * the program reaped it first: SIGCHLD ignored, or a wait(-1)). */
+	struct rusage ru;
+	pid_t w;
+	while ((w = wait4(pid, NULL, 0, &ru)) < 0 && errno == EINTR)
 		;
+	if (w == pid)
+		cost.cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+			      ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
 out:
 	free(scratch);
 	free(rec);
 	free(buf);
+	free(tab);
 	return cost;
 }

@@ -32,8 +32,15 @@ struct srclines_cost {
 
 /* Look up pcs[0..n) in that order (put the most wanted first), calling fn
  * for each one answered before the child has used budget_ns nanoseconds
- * of CPU time (< 0: no limit; 0: none is looked up). */
-struct srclines_cost srclines_read(const uintptr_t *pcs, size_t n, int64_t budget_ns,
-				   srclines_fn fn, void *ctx);
+ * of CPU time (< 0: no limit; 0: none is looked up).  objs[i] names the
+ * object of pcs[i] (any key, equal for PCs of the same object; 0:
+ * unknown): once
+ * SRCLINES_GIVE_UP lookups in an object have found nothing and none has
+ * found anything, its other PCs are left out, unanswered (an object
+ * without line tables, such as a stripped program without a debug file,
+ * costs that many lookups, not one per PC). */
+#define SRCLINES_GIVE_UP 8
+struct srclines_cost srclines_read(const uintptr_t *pcs, const uintptr_t *objs, size_t n,
+				   int64_t budget_ns, srclines_fn fn, void *ctx);
 
 #endif

@@ -19,16 +19,16 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/work.lua" <<'EOF'
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local t = {}
-for i = 1, 200000 do t[#t + 1] = tostring(i * 7) end
-print(fib(32), #table.concat(t, ","))
+for i = 1, 600000 do t[#t + 1] = tostring(i * 7) end
+print(fib(34), #table.concat(t, ","))
 EOF
 cat >"$tmp/work.py" <<'EOF'
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 d = {}
-for i in range(300000):
+for i in range(900000):
     d[str(i)] = i * 7
-print(fib(29), len(d))
+print(fib(31), len(d))
 EOF
 SQL="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2500000)
 SELECT sum(x * x % 7), count(DISTINCT x % 1000) FROM c;"
@@ -101,7 +101,7 @@ for w in lua python3 sqlite3; do
 	# The profiler's own account (its summary's cost line): the share of
 	# CPU time in the handler, and the milliseconds spent at exit.
 	hnd=$(cat "$tmp"/sum.1000.$w.* | sed -n 's/.*us each, \([0-9.]*\)% of.*/\1/p' | median)
-	ex=$(cat "$tmp"/sum.1000.$w.* | sed -n 's/.*), \([0-9.]*\) ms symbolizing.*/\1/p' | median)
+	ex=$(cat "$tmp"/sum.1000.$w.* | sed -n 's/.*), \([0-9.]*\) ms of CPU at exit.*/\1/p' | median)
 	printf '%-8s %9s %9s %7s %9s %7s %9s %7s %7s%% %6sms\n' "$w" "$base" "$t99" "$(pct "$t99")" \
 		"$t1k" "$(pct "$t1k")" "$tp" "$(pct "$tp")" "$hnd" "$ex"
 done

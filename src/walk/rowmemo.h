@@ -78,11 +78,15 @@ static inline bool sfb_memo_page_written(const struct sfb_memo_entry *e)
 
 /* Two-way: a key may sit in either entry of its pair (one cache line), so
  * that two hot return addresses whose hashes collide do not evict each
- * other on every walk. */
+ * other on every walk.  A multiplicative hash: the low bits alone (one
+ * AND on the walker's chain from a return address to its entry, not a
+ * multiply) gave the same code loaded twice, or two builds of it, the
+ * same pairs, and were no faster (docs/SPEED.md). */
+#define SFB_MEMO_PAIRS (SFB_MEMO_ENTRIES / 2)
 static inline unsigned sfb_memo_pair_of_key(uintptr_t key)
 {
 	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(h >> 53) % (SFB_MEMO_ENTRIES / 2);
+	return (unsigned)(h >> 53) % SFB_MEMO_PAIRS;
 }
 
 static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
@@ -273,9 +277,50 @@ void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row
 /* Return addresses whose row marks the outermost frame (_start, clone3:
  * RA undefined) are memoised too, so that a walk to the natural end does
  * not look the last row up every time.  They are kept under the epoch
- * with its top bit set, which no object's epoch has: the fast path, which
- * looks up real epochs, never finds one and hands the frame to the
- * general path, which asks for it by this epoch (walk.c, row_from_object()). */
+ * with its top bit set, which no object's epoch has: the fast loop's
+ * inline probe, which looks up real epochs, never finds one; the lookups
+ * that ask for it by this epoch are the fast path's out-of-line one and
+ * the general path's (walk.c, memo_find_in_object(), row_from_object()). */
 #define SFB_MEMO_OUTERMOST_EPOCH(epoch) ((uint32_t)(epoch) | 0x80000000u)
+
+/* One entry's check for sfb_memo_get_kept(): 0 if e holds key under
+ * epoch, or under SFB_MEMO_OUTERMOST_EPOCH(epoch) (epoch has no top bit),
+ * with its row in *row and its epoch in *held; else non-zero. */
+static inline __attribute__((always_inline)) uint64_t
+sfb_memo_try_kept(const struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
+		  struct sfb_memo_row *row, uint32_t *held)
+{
+	uint32_t seq = sfb_seq_begin(&e->seq);
+	uintptr_t held_key = e->key;
+	*held = e->epoch;
+	*row = e->row;
+	return (held_key ^ key) | ((*held ^ epoch) & ~SFB_MEMO_OUTERMOST_EPOCH(0)) |
+	       sfb_seq_changed(&e->seq, seq);
+}
+
+/* The entry holding key under epoch, the memo epoch of objects never
+ * unloaded (SFB_MEMO_KEPT_EPOCH + a walk's addition), in one pass over
+ * its pair: 1 and the entry and its row in *found and *row; 2 if the key
+ * is memoised there as the outermost frame (SFB_MEMO_OUTERMOST_EPOCH);
+ * else 0.  Such an entry holds for its key without asking which object
+ * holds it: no other object ever takes a kept object's addresses.  The
+ * caller passes no exact PC's key (top bit set), which an object's exact
+ * row may be memoised under with this epoch. */
+static inline __attribute__((always_inline)) int
+sfb_memo_get_kept(uintptr_t key, uint32_t epoch, struct sfb_memo_row *row,
+		  const struct sfb_memo_entry **found)
+{
+	unsigned pair = sfb_memo_pair_of_key(key);
+	const struct sfb_memo_entry *e = &sfb_memo[2 * pair];
+	uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
+	if (!(pages >> (pair / (4096 / (2 * sizeof *e))) & 1))
+		return 0;
+	uint32_t held;
+	if (sfb_memo_try_kept(e, key, epoch, row, &held) != 0 &&
+	    sfb_memo_try_kept(++e, key, epoch, row, &held) != 0)
+		return 0;
+	*found = e;
+	return held == epoch ? 1 : 2;
+}
 
 #endif

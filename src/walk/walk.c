@@ -127,9 +127,14 @@ static inline bool object_contains(const struct sfb_object *o, uintptr_t pc)
 
 /* The object holding pc, confirmed for this walk: one of the walk's
  * objects, a kept one, or one sfb_objcache_find() confirms and the walk
- * copies.  0, or the stop reason. */
+ * copies.  0, or the stop reason.  kept_first: the kept tables are
+ * searched before the cache; the fast path's lookups ask last, as they
+ * come here for a PC whose row is not memoised under the kept objects'
+ * epoch (memo_find_in_object()), which a PC in a kept object seldom is:
+ * a PC in a dlopen()ed object then goes straight to the cache, without
+ * the searches that miss (about 100 instructions; docs/SPEED.md). */
 static inline __attribute__((always_inline)) int
-walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
+walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out, const bool kept_first)
 {
 	if (w->nobj && object_contains(w->objs[w->last_hit], pc)) {
 		*out = w->objs[w->last_hit];
@@ -144,16 +149,20 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	}
 	if (w->miss_stop && pc == w->miss_pc)
 		return w->miss_stop;
-	const struct sfb_object *o = sfb_objcache_kept(pc);
+	const struct sfb_object *o = kept_first ? sfb_objcache_kept(pc) : NULL;
 	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->nreplaced % WALK_OBJECTS;
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);
+		/* A kept object the cache could not take (full). */
+		if (stop && !kept_first && (o = sfb_objcache_kept(pc)) != NULL)
+			stop = 0;
 		if (stop) {
 			w->miss_pc = pc;
 			w->miss_stop = stop;
 			return stop;
 		}
-		o = &w->copies[i];
+		if (!o)
+			o = &w->copies[i];
 	}
 	if (w->nobj < WALK_OBJECTS)
 		w->nobj++;
@@ -538,7 +547,7 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 	f->sigreturn = false;
 	f->caller_exact = false;
 	f->is_frame = true;
-	int stop = walk_object(w, lookup, &o);
+	int stop = walk_object(w, lookup, &o, true);
 	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
 		/* A signal trampoline on a page no object holds (qemu-user
 		 * maps no vDSO; a kernel's on-stack trampoline). */
@@ -590,24 +599,65 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 
 /* ---- The fast path ---------------------------------------------------------- */
 
-/* The memo entry for the return address pc, and its row, in the object
- * that holds pc (confirmed for this walk; *epoch becomes its memo epoch).
- * Out of line: the fast loop finds an entry inline in the object it is in
- * (memo_probe()), and comes here only for the walk's first return address
- * and where the walk crosses into another object. */
+/* What the fast path's out-of-line lookups find: the row, the epoch it
+ * is memoised under, and whether it marks the outermost frame.  One
+ * pointer, so that the lookups keep their work in the registers the
+ * arguments leave free. */
+struct memo_found {
+	struct sfb_memo_row row;
+	uint32_t epoch;
+	bool outermost;
+};
+
+/* memo_find_in_object() for a return address that is not memoised under
+ * the epoch of objects never unloaded: its object, confirmed for this
+ * walk, and the entry under that object's epoch, or its outermost row. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find_in_object(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row,
-		    bool *outermost)
+memo_from_object(struct walker *w, uintptr_t pc, struct memo_found *f)
 {
 	const struct sfb_object *o;
-	if (pc == 0 || walk_object(w, pc - 1, &o))
+	if (pc == 0 || walk_object(w, pc - 1, &o, false))
 		return NULL; /* a return address of 0, or no object */
-	*epoch = memo_epoch(w, o);
-	const struct sfb_memo_entry *e = sfb_memo_get(pc, *epoch, row);
+	/* A kept object's entries were looked for already. */
+	if (sfb_object_is_kept(o))
+		return NULL;
+	f->epoch = memo_epoch(w, o);
+	const struct sfb_memo_entry *e = sfb_memo_get(pc, f->epoch, &f->row);
 	/* Else perhaps memoised as the outermost frame (rowmemo.h), as
 	 * row_from_object() would find it. */
-	*outermost = !e && sfb_object_has_rows(o) &&
-		     sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(*epoch), row);
+	f->outermost = !e && sfb_object_has_rows(o) &&
+		       sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(f->epoch), &f->row);
+	return e;
+}
+
+/* The memo entry for the return address pc, and in *f its row and the
+ * epoch it is memoised under; or NULL, with f->outermost if its row marks
+ * the outermost frame.  Out of line: the fast loop finds an entry inline
+ * in the object it is in (sfb_memo_probe()), and comes here only for the
+ * walk's first return address and where the walk enters another object.
+ * First under the epoch of objects never unloaded, which needs no object
+ * lookup (rowmemo.h, sfb_memo_get_kept()): the program, libc and the
+ * objects loaded with them; then in the object that holds pc. */
+static __attribute__((noinline)) const struct sfb_memo_entry *
+memo_find_in_object(struct walker *w, uintptr_t pc, struct memo_found *f)
+{
+	const struct sfb_memo_entry *e;
+	uint32_t kept = SFB_MEMO_KEPT_EPOCH + w->epoch_add;
+	/* Not 0, nor a key with the top bit set: an exact PC's, whose row
+	 * may be memoised under the same epoch. */
+	int got = (intptr_t)pc > 0 ? sfb_memo_get_kept(pc, kept, &f->row, &e) : 0;
+	if (got == 1) {
+		f->epoch = kept;
+		return e;
+	}
+	if (got == 2) {
+		f->outermost = true;
+		return NULL;
+	}
+	e = memo_from_object(w, pc, f);
+	/* Not a tail call: what this function costs, as profiled
+	 * (docs/SPEED.md), is then the whole lookup's. */
+	__asm__ volatile("");
 	return e;
 }
 
@@ -618,13 +668,13 @@ memo_find_in_object(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_
  * correction (sfb_arch_fix_topmost_row() changes only PC-mask rows, never
  * memoised): the fast path applies it like a return address's. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find_exact(struct walker *w, uintptr_t pc, uint32_t *epoch, struct sfb_memo_row *row)
+memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
 {
 	const struct sfb_object *o;
-	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
+	if (walk_object(w, pc, &o, true) || !sfb_object_has_rows(o))
 		return NULL;
-	*epoch = memo_epoch(w, o);
-	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), *epoch, row);
+	f->epoch = memo_epoch(w, o);
+	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
 }
 
 #ifdef SFB_RA_SLOT
@@ -653,18 +703,16 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	const uintptr_t win_hi = w->mem.win[0].hi;
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN)
 		return false;
-	/* row and epoch have copies whose addresses the lookups take, so
-	 * that they themselves can stay in registers. */
-	struct sfb_memo_row found;
-	uint32_t found_epoch = 0;
-	/* The run ended at a frame whose memoised row marks the outermost. */
-	bool outermost = false;
-	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found_epoch, &found)
-					       : memo_find_in_object(w, pc, &found_epoch, &found, &outermost);
+	/* row and epoch have copies whose address the lookups take, so
+	 * that they themselves can stay in registers; found.outermost: the
+	 * run ended at a frame whose memoised row marks the outermost. */
+	struct memo_found found = { .epoch = 0, .outermost = false };
+	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found)
+					       : memo_find_in_object(w, pc, &found);
 	if (!e)
 		return false;
-	struct sfb_memo_row row = found;
-	uint32_t epoch = found_epoch;
+	struct sfb_memo_row row = found.row;
+	uint32_t epoch = found.epoch;
 	/* The memo's written pages (rowmemo.h), read once a run: a page
 	 * written since counts as unwritten, which costs a lookup again, never
 	 * a wrong row. */
@@ -740,12 +788,11 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		 * epoch check there, and is looked up again in its own. */
 		const struct sfb_memo_entry *next = sfb_memo_probe(pc, epoch, pages, &row);
 		if (__builtin_expect(!next, 0)) {
-			found_epoch = epoch;
-			next = memo_find_in_object(w, pc, &found_epoch, &found, &outermost);
+			next = memo_find_in_object(w, pc, &found);
 			if (!next) {
 				/* The outermost frame is written out, and ends
 				 * the walk (as general_step() would: no CFA). */
-				if (outermost) {
+				if (found.outermost) {
 					if (records)
 						*frame_out++ = (struct sframe_bt_frame){
 							.pc = pc, .source = src };
@@ -756,8 +803,8 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 				}
 				break;
 			}
-			row = found;
-			epoch = found_epoch;
+			row = found.row;
+			epoch = found.epoch;
 			pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
 		}
 		if (sample && next != e && nt < SFB_MEMO_RECALL)
@@ -766,7 +813,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	}
 	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
 	w->ntrail = nt;
-	w->fast_stop = outermost ? SFRAME_BT_STOP_OUTERMOST : 0;
+	w->fast_stop = found.outermost ? SFRAME_BT_STOP_OUTERMOST : 0;
 	if (m == n)
 		return false;
 	r->pc = pc;
@@ -780,7 +827,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	at->exact = false;
 	at->topmost = false;
 	at->source = records ? src : SFRAME_BT_FROM_SFRAME;
-	w->st->frames_sframe += m - n - ncfi - outermost;
+	w->st->frames_sframe += m - n - ncfi - found.outermost;
 	w->st->frames_eh_frame += ncfi;
 	return true;
 }

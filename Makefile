@@ -128,11 +128,12 @@ test: test-deps
 # t_port_static and t_static_*: memcheck cannot replace a static program's
 # malloc (t_static, the dynamic build, re-executes itself through
 # /proc/self/exe, which is valgrind's launcher there).  And t_world.sh, whose probe runs inside Debian's programs, not
-# under valgrind.
+# under valgrind; and t_lines.sh, which builds and runs its own driver,
+# not the build under test, so that here it would only repeat `make test`.
 VALGRIND := valgrind -q --error-exitcode=99 --suppressions=$(CURDIR)/tests/lib/valgrind.supp
 test-valgrind: all $(TEST_BINS)
 	@SFB_VALGRIND=1 SFB_WRAP="$(VALGRIND)" \
-	 SFB_SKIP="t_every_insn t_unw_compare t_interpose t_churn t_first_call t_report_parts t_walk_signals t_profiler.sh t_readelf.sh t_port_static t_world.sh \
+	 SFB_SKIP="t_every_insn t_unw_compare t_interpose t_churn t_first_call t_report_parts t_walk_signals t_profiler.sh t_readelf.sh t_port_static t_world.sh t_lines.sh \
 	   t_static t_static_glibc t_static_glibc_hdr t_static_pie t_static_cxx t_static_full" \
 	 sh tests/run.sh $(B)
 

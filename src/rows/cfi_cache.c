@@ -83,9 +83,10 @@ bool sfb_cfi_cache_get(uintptr_t pc, uint32_t epoch, struct sfb_row *row)
 	return false;
 }
 
-/* Write row, for the PCs of [lo, lo + len), into the entry for the block
- * at level that starts at start; skipped if another writer holds it. */
-static void write_entry(uintptr_t start, unsigned level, uint32_t epoch, const struct sfb_row *row)
+/* Write row, for the PCs of [lo, hi), into the entry for the block at
+ * level that starts at start; skipped if another writer holds it. */
+static void write_entry(uintptr_t start, unsigned level, uint32_t epoch, const struct sfb_row *row,
+			uint64_t lo, uint64_t hi)
 {
 	struct sfb_cfi_cache_entry *e = sfb_cfi_cache_slot(start, level);
 	/* On a page never written, the entry is taken as empty without
@@ -95,8 +96,8 @@ static void write_entry(uintptr_t start, unsigned level, uint32_t epoch, const s
 	if (!sfb_seq_claim(&e->seq, seq))
 		return;
 	e->epoch = epoch;
-	e->lo = row->pc_lo;
-	e->len = (uint32_t)(row->pc_hi - row->pc_lo);
+	e->lo = lo;
+	e->len = (uint32_t)(hi - lo);
 	e->func_start = row->func_start;
 	e->func_size = row->func_size;
 	e->cfa = row->cfa;
@@ -126,9 +127,11 @@ static unsigned level_at(uint64_t pos, uint64_t lo, uint64_t hi, bool up)
 	return 0;
 }
 
-void sfb_cfi_cache_put(uintptr_t pc, uint32_t epoch, const struct sfb_row *row)
+void sfb_cfi_cache_put(uintptr_t pc, uint32_t epoch, const struct sfb_row *row, uintptr_t obj_lo,
+		       uintptr_t obj_hi)
 {
-	uint64_t lo = row->pc_lo, hi = row->pc_hi;
+	uint64_t lo = row->pc_lo > obj_lo ? row->pc_lo : obj_lo;
+	uint64_t hi = row->pc_hi < obj_hi ? row->pc_hi : obj_hi;
 	if ((row->flags & (SFB_ROW_CFI | SFB_ROW_MEMO)) != SFB_ROW_CFI || epoch == 0 ||
 	    row->nregs > SFB_CFI_CACHE_REGS || pc < lo || pc >= hi || hi - lo > UINT32_MAX)
 		return;
@@ -138,17 +141,17 @@ void sfb_cfi_cache_put(uintptr_t pc, uint32_t epoch, const struct sfb_row *row)
 	unsigned level = sfb_cfi_cache_level(pc, lo, hi);
 	uint64_t size = (uint64_t)1 << shift_of(level);
 	uint64_t start = (uint64_t)pc & ~(size - 1);
-	write_entry((uintptr_t)start, level, epoch, row);
+	write_entry((uintptr_t)start, level, epoch, row, lo, hi);
 	uint64_t pos = start + size;
 	for (unsigned n = 0; n < SFB_CFI_CACHE_COVER && pos < hi; n++) {
 		size = (uint64_t)1 << shift_of(level = level_at(pos, lo, hi, true));
-		write_entry((uintptr_t)pos, level, epoch, row);
+		write_entry((uintptr_t)pos, level, epoch, row, lo, hi);
 		pos += size;
 	}
 	pos = start;
 	for (unsigned n = 0; n < SFB_CFI_CACHE_COVER && pos > lo; n++) {
 		size = (uint64_t)1 << shift_of(level = level_at(pos, lo, hi, false));
 		pos -= size;
-		write_entry((uintptr_t)pos, level, epoch, row);
+		write_entry((uintptr_t)pos, level, epoch, row, lo, hi);
 	}
 }

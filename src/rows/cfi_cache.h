@@ -34,7 +34,8 @@
  *   SFB_CFI_CACHE_REGS saved-register rules.
  * - The whole row is kept, the callee-saved registers' rules included: a
  *   row from here is what sfb_cfi_lookup() would give, field by field
- *   (t_cfi_cache checks it), not a memoised row of the common shape.
+ *   (t_cfi_cache checks it), but for its range, cut to its object's
+ *   addresses; not a memoised row of the common shape.
  * - Entries are seqlocks (seqlock.h): writers never wait (one skips an
  *   entry another holds), readers never write.  Fixed static storage, no
  *   allocation, a fixed number of probes: async-signal-safe.
@@ -82,8 +83,12 @@ unsigned sfb_cfi_cache_level(uintptr_t pc, uint64_t lo, uint64_t hi);
  * false if none. */
 bool sfb_cfi_cache_get(uintptr_t pc, uint32_t epoch, struct sfb_row *row);
 
-/* Keep row, just looked up for pc in the object of this epoch, if it is
- * a CFI row that fits (above); any other is ignored. */
-void sfb_cfi_cache_put(uintptr_t pc, uint32_t epoch, const struct sfb_row *row);
+/* Keep row, just looked up for pc in the object of this epoch, whose
+ * addresses are [lo, hi), if it is a CFI row that fits (above); any other
+ * is ignored.  The row's range is cut to the object's addresses: objects
+ * never unloaded share one epoch, and an FDE whose range runs past its
+ * object's end must not give its row to a PC of the next object. */
+void sfb_cfi_cache_put(uintptr_t pc, uint32_t epoch, const struct sfb_row *row, uintptr_t lo,
+		       uintptr_t hi);
 
 #endif

@@ -491,7 +491,7 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 	if (!by_range || !sfb_cfi_cache_get(key, epoch, row)) {
 		why_no_row = sfb_object_row(o, key, w->flags, row);
 		if (by_range && !why_no_row)
-			sfb_cfi_cache_put(key, epoch, row);
+			sfb_cfi_cache_put(key, epoch, row, o->map_start, o->map_end);
 	}
 	if (why_no_row || (row->flags & SFB_ROW_SIGNAL))
 		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);

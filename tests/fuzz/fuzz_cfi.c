@@ -94,7 +94,7 @@ static void check_range(const struct sfb_cfi_section *s, uint64_t pc, const stru
 		     (unsigned long long)row->pc_hi - 1);
 	static uint32_t epoch;
 	epoch += 2;
-	sfb_cfi_cache_put((uintptr_t)pc, epoch, row);
+	sfb_cfi_cache_put((uintptr_t)pc, epoch, row, 0, UINTPTR_MAX);
 	bool kept = row->nregs <= SFB_CFI_CACHE_REGS && row->pc_hi - row->pc_lo <= UINT32_MAX;
 	bool hit = sfb_cfi_cache_get((uintptr_t)pc, epoch, &got);
 	if (hit != kept || (hit && rows_differ(&got, row)))

@@ -7,8 +7,9 @@
  * - keyed by epoch: the same addresses under another epoch (another
  *   object, or the same one after dlclose() gave it a new description)
  *   find nothing, and each epoch finds its own row;
+ * - a row's range is cut to its object's addresses;
  * - what is refused: rows not from CFI, memoised rows, epoch 0, a PC
- *   outside the row, more saved-register rules than SFB_CFI_CACHE_REGS
+ *   outside the row or its object, more saved-register rules than SFB_CFI_CACHE_REGS
  *   (exactly that many are kept), ranges of 2^32 bytes or more (2^32 - 1
  *   are kept);
  * - the levels at their bounds;
@@ -177,7 +178,7 @@ int main(void)
 			epoch += 2;
 			/* a PC in the middle of the range */
 			uint64_t at = r.pc_lo + (r.pc_hi - r.pc_lo) / 2;
-			sfb_cfi_cache_put((uintptr_t)at, epoch, &r);
+			sfb_cfi_cache_put((uintptr_t)at, epoch, &r, 0, UINTPTR_MAX);
 			if (r.nregs <= SFB_CFI_CACHE_REGS)
 				kept++;
 			uint64_t own = at & ~(uint64_t)63;
@@ -222,13 +223,13 @@ int main(void)
 	b = a;
 	b.cfa.off += 8; /* another object's row at the same addresses */
 	epoch += 2;
-	sfb_cfi_cache_put((uintptr_t)pc, epoch, &a);
+	sfb_cfi_cache_put((uintptr_t)pc, epoch, &a, 0, UINTPTR_MAX);
 	CHECK(sfb_cfi_cache_get((uintptr_t)pc, epoch, &got) && row_eq(&got, &a),
 	      "found under its epoch");
 	CHECK(!sfb_cfi_cache_get((uintptr_t)pc, epoch + 2, &got), "not under the next epoch");
 	CHECK(!sfb_cfi_cache_get((uintptr_t)pc, epoch + 1, &got),
 	      "not under the epoch of a walk without .eh_frame");
-	sfb_cfi_cache_put((uintptr_t)pc, epoch + 2, &b);
+	sfb_cfi_cache_put((uintptr_t)pc, epoch + 2, &b, 0, UINTPTR_MAX);
 	CHECK(sfb_cfi_cache_get((uintptr_t)pc, epoch + 2, &got) && row_eq(&got, &b),
 	      "the new epoch finds its own row");
 	CHECK(!sfb_cfi_cache_get((uintptr_t)pc, epoch, &got) ||
@@ -244,38 +245,54 @@ int main(void)
 	epoch += 4;
 	struct sfb_row t = s;
 	t.flags = 0; /* an SFrame row */
-	sfb_cfi_cache_put(p, epoch, &t);
+	sfb_cfi_cache_put(p, epoch, &t, 0, UINTPTR_MAX);
 	CHECK(!sfb_cfi_cache_get(p, epoch, &got), "a row not from CFI is not kept");
 	t.flags = SFB_ROW_CFI | SFB_ROW_MEMO;
-	sfb_cfi_cache_put(p, epoch, &t);
+	sfb_cfi_cache_put(p, epoch, &t, 0, UINTPTR_MAX);
 	CHECK(!sfb_cfi_cache_get(p, epoch, &got), "a memoised row is not kept");
-	sfb_cfi_cache_put(p, 0, &s);
+	sfb_cfi_cache_put(p, 0, &s, 0, UINTPTR_MAX);
 	CHECK(!sfb_cfi_cache_get(p, 0, &got), "epoch 0 is not kept");
-	sfb_cfi_cache_put(0x7f0000001400, epoch, &s);
+	sfb_cfi_cache_put(0x7f0000001400, epoch, &s, 0, UINTPTR_MAX);
 	CHECK(!sfb_cfi_cache_get(0x7f00000013ff, epoch, &got), "a PC outside the row: not kept");
 	t = s;
 	t.nregs = SFB_CFI_CACHE_REGS + 1;
 	for (unsigned i = 0; i < t.nregs; i++)
 		t.regs[i] = (struct sfb_reg_rule){ (uint16_t)i, { SFB_LOC_EXPR, 1, SFB_REG_CFA,
 								  -16 - 8 * (int32_t)i } };
-	sfb_cfi_cache_put(p, epoch, &t);
+	sfb_cfi_cache_put(p, epoch, &t, 0, UINTPTR_MAX);
 	CHECK(!sfb_cfi_cache_get(p, epoch, &got), "%d saved-register rules: not kept",
 	      SFB_CFI_CACHE_REGS + 1);
 	t.nregs = SFB_CFI_CACHE_REGS;
-	sfb_cfi_cache_put(p, epoch, &t);
+	sfb_cfi_cache_put(p, epoch, &t, 0, UINTPTR_MAX);
 	CHECK(sfb_cfi_cache_get(p, epoch, &got) && row_eq(&got, &t),
 	      "%d saved-register rules: kept whole", SFB_CFI_CACHE_REGS);
 	epoch += 2;
 	t = s;
 	t.pc_lo = 0x7f0000000000;
 	t.pc_hi = t.pc_lo + ((uint64_t)1 << 32);
-	sfb_cfi_cache_put(p, epoch, &t);
+	sfb_cfi_cache_put(p, epoch, &t, 0, UINTPTR_MAX);
 	CHECK(!sfb_cfi_cache_get(p, epoch, &got), "a range of 2^32 bytes: not kept");
 	t.pc_hi--;
-	sfb_cfi_cache_put(p, epoch, &t);
+	sfb_cfi_cache_put(p, epoch, &t, 0, UINTPTR_MAX);
 	CHECK(sfb_cfi_cache_get(p, epoch, &got) && row_eq(&got, &t) &&
 	      sfb_cfi_cache_get(p + 0x8000, epoch, &got) && row_eq(&got, &t),
 	      "a range of 2^32 - 1 bytes: kept, found from the next 32 KiB block");
+
+	/* The row's range cut to its object's addresses: under the epoch that
+	 * objects never unloaded share, a row from an FDE running past its
+	 * object's end must not serve the next object's PCs. */
+	epoch += 2;
+	sfb_cfi_cache_put(p, epoch, &s, 0x7f0000001100, 0x7f0000001300);
+	CHECK(sfb_cfi_cache_get(p, epoch, &got) && got.pc_lo == 0x7f0000001100 &&
+	      got.pc_hi == 0x7f0000001300 && loc_eq(&got.cfa, &s.cfa),
+	      "a row cut to its object: found inside, its range cut");
+	CHECK(!sfb_cfi_cache_get(0x7f0000001300, epoch, &got) &&
+	      !sfb_cfi_cache_get(0x7f00000013ff, epoch, &got) &&
+	      !sfb_cfi_cache_get(0x7f00000010ff, epoch, &got),
+	      "not from the row's PCs outside its object");
+	sfb_cfi_cache_put(0x7f0000001300, epoch + 2, &s, 0x7f0000001100, 0x7f0000001300);
+	CHECK(!sfb_cfi_cache_get(0x7f0000001300, epoch + 2, &got),
+	      "a PC outside its object: not kept");
 
 	/* 5. Levels at their bounds: the largest aligned block around the PC
 	 * inside the range. */

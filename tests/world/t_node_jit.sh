@@ -1,0 +1,69 @@
+#!/bin/sh
+# node, unmodified: V8 keeps frame pointers in the code it compiles,
+# registers none of it, and with --perf-basic-prof names it in
+# /tmp/perf-PID.map.  A hot JavaScript recursion runs with
+# libsframebt-preload.so and tests/world/node_jit_probe.c preloaded: 1 kHz
+# SIGPROF samples of the main thread, walked with SFRAME_BT_FP_FALLBACK_ANY
+# as the process's default flags.  Checks: the samples are mostly in JIT
+# code (code in no object); every JIT frame the map covers (at least 99%
+# of them) is named by sframe_symbolize() with the map's name for it (the
+# probe reads the map itself); and
+# the samples with a JIT frame are walked whole to the outermost frame,
+# through V8's frames and node's own (its builtins have no unwind tables:
+# the frame-pointer rule serves there too).  Where this sframebt does not
+# step code in no object at all (every such sample stops at its first
+# frame, no-object), the last check says so and is skipped.  x86-64 only;
+# skipped under sanitizers, whose runtimes cannot be preloaded.
+. tests/lib/check.sh
+case $B in /*) ;; *) B=$PWD/$B ;; esac
+preload=$B/libsframebt-preload.so
+if [ "$(uname -m)" != x86_64 ]; then
+	ok "# SKIP tested on x86-64"
+	exit 0
+fi
+if [ ! -e "$preload" ] || nm -D "$preload" 2>/dev/null | grep -q __asan_init; then
+	ok "# SKIP no uninstrumented $preload"
+	exit 0
+fi
+. tests/lib/install-deps.sh
+command -v node >/dev/null || install_deps nodejs >/dev/null 2>&1
+if ! command -v node >/dev/null; then
+	notok "node is there (Debian's nodejs)"
+	exit 1
+fi
+echo "# node $(node --version)"
+${CC:-cc} -O1 -g -fPIC -shared -I. tests/world/node_jit_probe.c -o "$tmp/probe.so" -ldl ||
+	{ notok "node_jit_probe.so builds"; exit 1; }
+cat >"$tmp/fib.js" <<'JS'
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+let s = 0;
+for (let i = 0; i < 60; i++) s += fib(28);
+console.log(s);
+JS
+# Preloaded into node only (not into timeout, which would write the
+# results file too).
+timeout 120 env NODE_JIT_OUT="$tmp/out.txt" LD_PRELOAD="$preload $tmp/probe.so" \
+	node --perf-basic-prof "$tmp/fib.js" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+# check_all DESCRIPTION CONDITION: the condition as one shell string.
+check_all() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+check_all "node exits 0 and computes 60 fib(28) = 19068660" '[ "$rc" -eq 0 ] && grep -qx 19068660 "$tmp/stdout"' 
+[ -s "$tmp/out.txt" ] || { notok "the probe wrote its results"; cat "$tmp/stderr"; exit 1; }
+sed 's/^/# /' "$tmp/out.txt"
+v() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/out.txt"; }
+pid=$(v pid)
+[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
+samples=$(v samples) jit=$(v jit_samples) whole=$(v jit_whole) top=$(v jit_top)
+frames=$(v jit_frames) in_map=$(v in_map) named=$(v named) right=$(v named_right) fib=$(v named_fib)
+check_all "samples mostly in JIT code ($top of $samples)" \
+	'[ "$samples" -ge 100 ] && [ $((2 * top)) -ge "$samples" ]'
+# V8 lists most of its code, not all (a few interrupted PCs lie in code
+# the map has no range for): those the map names must have its name.
+check_all "JIT frames the perf map covers ($in_map of $frames) named with its name ($right), fib among them ($fib)" \
+	'[ "$in_map" -gt 0 ] && [ $((100 * in_map)) -ge $((99 * frames)) ] && [ "$right" -eq "$in_map" ] && [ "$fib" -gt 0 ]' 
+if [ "$frames" -eq "$jit" ] && [ "$(v stop)" = no-object ] && [ "$(awk '$1 == "stop"' "$tmp/out.txt" | wc -l)" -eq 1 ]; then
+	ok "# SKIP samples in JIT code whole: this sframebt stops at code in no object ($jit samples, no-object)"
+else
+	check_all "samples with a JIT frame walked whole to the outermost frame ($whole of $jit)" \
+		'[ "$jit" -gt 0 ] && [ $((100 * whole)) -ge $((99 * jit)) ]' 
+fi

@@ -41,9 +41,10 @@ for (let i = 0; i < 60; i++) s += fib(28);
 console.log(s);
 JS
 # Preloaded into node only (not into timeout, which would write the
-# results file too).
-timeout 120 env NODE_JIT_OUT="$tmp/out.txt" LD_PRELOAD="$preload $tmp/probe.so" \
-	node --perf-basic-prof "$tmp/fib.js" >"$tmp/stdout" 2>"$tmp/stderr"
+# results file too); run in the temporary directory, where V8 leaves its
+# isolate log.
+(cd "$tmp" && timeout 120 env NODE_JIT_OUT="$tmp/out.txt" LD_PRELOAD="$preload $tmp/probe.so" \
+	node --perf-basic-prof "$tmp/fib.js" >"$tmp/stdout" 2>"$tmp/stderr")
 rc=$?
 # check_all DESCRIPTION CONDITION: the condition as one shell string.
 check_all() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }

@@ -229,13 +229,15 @@ struct sframe_symbol {
  * still the position in `name`, at the call to the outermost level).  An object
  * without DWARF leaves them ""/0.  This reads the debug sections with
  * pread (decompressing a compressed one up to what it reads), so it costs
- * from microseconds to tens of milliseconds a PC; it uses about 10 KiB of
+ * from microseconds to tens of milliseconds a PC (the scratch serves as
+ * read windows and decompressors: a larger one reads the same, faster);
+ * it uses about 10 KiB of
  * stack, and the demangler's (under 16 KiB) for a C++ or Rust name.
  *
  * Returns 1 if a name was found, 0 if only the object (or nothing) is
  * known; *out is filled either way. */
 #define SFRAME_SYMBOLIZE_SCRATCH 8192
-#define SFRAME_SYMBOLIZE_LINES_SCRATCH (80 * 1024)
+#define SFRAME_SYMBOLIZE_LINES_SCRATCH (192 * 1024)
 SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 				  char *scratch, size_t scratch_size);
 

@@ -87,18 +87,21 @@ void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *out, char *area, s
 	if (size < SFB_SRCPOS_AREA)
 		return;
 	size -= (size_t)(p - area);
+	/* The reader takes all the room but the names': with more than its
+	 * minimum it reads through larger windows and more inflaters. */
 	struct sfb_line_result *r = (struct sfb_line_result *)p;
 	char *scratch = p + ((sizeof *r + 15) & ~(size_t)15);
-	char *names = scratch + SFB_LINES_SCRATCH;
-	size_t ncap = size - (size_t)(names - p);
+	size_t ssize = (size - (size_t)(scratch - p) - SFB_SRCPOS_NAMES) & ~(size_t)15;
+	char *names = scratch + ssize;
+	size_t ncap = SFB_SRCPOS_NAMES;
 	struct sfb_obj o;
 	struct sfb_elf_sections secs;
 	if (!sfb_find_object(pc, &o))
 		return;
-	int fd = debug_fd(&o, &secs, scratch, SFB_LINES_SCRATCH);
+	int fd = debug_fd(&o, &secs, scratch, ssize);
 	if (fd < 0)
 		return;
-	int err = sfb_lines_lookup(fd, &secs, pc - o.bias, r, scratch, SFB_LINES_SCRATCH);
+	int err = sfb_lines_lookup(fd, &secs, pc - o.bias, r, scratch, ssize);
 	close(fd);
 	if (!err)
 		sfb_srcpos_fill(out, r, names, ncap);
@@ -168,3 +171,6 @@ int sfb_srcpos_cache_lookup(struct sfb_srcpos_cache *c, uintptr_t pc)
 
 _Static_assert(SFRAME_SYMBOLIZE_SCRATCH + SFB_SRCPOS_AREA <= SFRAME_SYMBOLIZE_LINES_SCRATCH,
 	       "SFRAME_SYMBOLIZE_LINES_SCRATCH holds the symbol's and the lines' scratch");
+_Static_assert(SFRAME_SYMBOLIZE_SCRATCH + SFB_SRCPOS_AREA - SFB_LINES_SCRATCH + SFB_SRCPOS_FAST <=
+		       SFRAME_SYMBOLIZE_LINES_SCRATCH,
+	       "SFRAME_SYMBOLIZE_LINES_SCRATCH gives the reader two inflaters and their copies");

@@ -24,8 +24,13 @@ SFB_SRCPOS_HIDDEN void sfb_srcpos_fill(struct sframe_symbol *out, const struct s
 				       char *names, size_t cap);
 
 /* sframe_symbolize()'s part: PC's source position into OUT, all of it
- * in AREA (SIZE bytes, at least SFB_SRCPOS_AREA). */
-#define SFB_SRCPOS_AREA (16 + sizeof(struct sfb_line_result) + SFB_LINES_SCRATCH + 4096)
+ * in AREA (SIZE bytes, at least SFB_SRCPOS_AREA): the result, the
+ * reader's scratch (all that is left), the names.  The reader is fastest
+ * from SFB_SRCPOS_FAST bytes on (two inflaters, each with its copy:
+ * lines.c's layout()), which SFRAME_SYMBOLIZE_LINES_SCRATCH gives it. */
+#define SFB_SRCPOS_NAMES 4096
+#define SFB_SRCPOS_AREA (32 + sizeof(struct sfb_line_result) + SFB_LINES_SCRATCH + SFB_SRCPOS_NAMES)
+#define SFB_SRCPOS_FAST (SFB_LINES_SCRATCH + 3 * SFB_DSEC_ZSTATE)
 SFB_SRCPOS_HIDDEN void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *out, char *area,
 					    size_t size);
 
@@ -35,7 +40,7 @@ SFB_SRCPOS_HIDDEN void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *
  * the furthest unit read, not once a frame), or the mark that the object
  * has none.  The least recently used slot is reused. */
 #define SFB_SRCPOS_SLOTS 3
-#define SFB_SRCPOS_SLOT_SCRATCH (SFB_LINES_SCRATCH + 3 * SFB_DSEC_ZSTATE)
+#define SFB_SRCPOS_SLOT_SCRATCH SFB_SRCPOS_FAST
 struct sfb_srcpos_slot {
 	uintptr_t start, end, bias; /* the object (start == end: slot free) */
 	int fd;                     /* -1: the object has no DWARF */

@@ -104,13 +104,13 @@ copy_stable() { # copy_stable FROM TO: two copies that agree
 if [ -f "$dbg" ] && copy_stable "$dbg" "$tmp/libc.debug"; then
 	# All the addresses through one kept lookup state, as a crash report
 	# reads (lines.h: sfb_lines_open(), sfb_lines_find(); with the room
-	# for two inflaters and their copies), and a tenth of them through a
+	# for two inflaters and their copies), and a twentieth through a
 	# lookup each in SFB_LINES_SCRATCH: both paths, in the time a test
 	# has (a fresh lookup inflates libc's sections from their start).
 	DRIVER_FLAGS="-k -S 161712"
 	compare libc_dbg "$tmp/libc.debug" "$libc" 0 0
 	DRIVER_FLAGS=
-	N=$((N / 10))
+	N=$((N / 20))
 	compare libc_dbg_fresh "$tmp/libc.debug" "$libc" 0 0
 else
 	notok "libc's debug file $dbg (libc6-dbg)"

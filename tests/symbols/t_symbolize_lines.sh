@@ -69,8 +69,23 @@ done
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')
 bid=$(readelf -n "$libc" | awk '/Build ID:/ { print $3 }')
 dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
-if [ -f "$dbg" ]; then
-	compare libc "$libc" "$dbg" 0 0
+# A stable copy, found through SFRAME_BT_DEBUG_DIR: the installed file may
+# be rewritten in place while the test runs (perf's build-id cache
+# hard-links it), which a lookup reads as a file shorter than its headers.
+copy_stable() { # copy_stable FROM TO: two copies that agree
+	for i in 1 2 3 4 5; do
+		cp "$1" "$2" && cp "$1" "$2.again" && cmp -s "$2" "$2.again" && rm -f "$2.again" && return 0
+		sleep 1
+	done
+	return 1
+}
+sub=$(printf %.2s "$bid")
+mkdir -p "$tmp/debug/.build-id/$sub"
+if [ -f "$dbg" ] && copy_stable "$dbg" "$tmp/debug/.build-id/$sub/${bid#??}.debug"; then
+	SFRAME_BT_DEBUG_DIR=$tmp/debug
+	export SFRAME_BT_DEBUG_DIR
+	compare libc "$libc" "$tmp/debug/.build-id/$sub/${bid#??}.debug" 0 0
+	unset SFRAME_BT_DEBUG_DIR
 else
 	notok "libc's debug file $dbg (libc6-dbg)"
 fi

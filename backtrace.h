@@ -329,7 +329,14 @@ SFRAMEBT_API int sframe_crash_handler_thread_init(void);
  * place (not copied) until sframe_jit_unregister() returns, after which
  * no walk reads them: they may then be freed with the code (walks read
  * code only where it is on the stack they walk, where it must not be
- * freed anyway).  The names are copied. */
+ * freed anyway).  The names are copied.
+ *
+ * Tables are validated whole at registration (refused: enum
+ * sframe_jit_err), except that a row may lack a CFA rule: a walk keeps
+ * such a frame and stops there with SFRAME_BT_STOP_BAD_EH_FRAME.  Under
+ * LD_PRELOAD of libsframebt-preload.so, code a JIT registers with libgcc
+ * (__register_frame(), __register_frame_info()) is registered here too,
+ * keyed by its .eh_frame's address. */
 enum sframe_jit_kind {
 	SFRAME_JIT_SFRAME = 1,        /* tables: an SFrame section (V1, V2, V3) */
 	SFRAME_JIT_EH_FRAME = 2,      /* tables: .eh_frame (without terminator or with) */

@@ -3,7 +3,8 @@
  * with each row source (.eh_frame, .eh_frame + .eh_frame_hdr, SFrame V1,
  * V2, V3, the frame-pointer rule); the callback walks and every JIT
  * frame and the caller's must be there, to the outermost frame.  Then
- * refused registrations (each error code, nothing changed), names, and
+ * refused registrations (each error code, nothing changed), names, rows
+ * without a CFA rule (registered, the walk stopping at them), and
  * registering and unregistering under walks from another thread and
  * from signal handlers on the unregistering thread, which run the JIT
  * code and walk through it.  x86-64 only: the
@@ -384,6 +385,39 @@ static void test_names(void)
 	      "no name once unregistered");
 }
 
+/* ---- Rows without a CFA rule --------------------------------------------- */
+
+/* As LuaJIT registers its machine code: a CIE without initial
+ * instructions, FDEs of nops.  Registered; a walk keeps the JIT frame
+ * and stops there with bad-eh-frame (not no-object, which would lose
+ * the frame). */
+static void test_no_cfa_rule(void)
+{
+	size_t fde_at[2];
+	size_t len = write_eh_frame(TABLES, (uintptr_t)page, fde_at, false);
+	/* The CIE's instructions follow its 17 bytes of header, an FDE's
+	 * its 17 (length, CIE pointer, address, size, augmentation). */
+	memset(TABLES + 17, 0, 5);
+	memset(TABLES + fde_at[0] + 17, 0, sizeof mid_cfa);
+	memset(TABLES + fde_at[1] + 17, 0, sizeof leaf_cfa);
+	struct sframe_jit_code c = { .start = (uintptr_t)page,
+				     .end = (uintptr_t)page + CODE_SIZE,
+				     .kind = SFRAME_JIT_EH_FRAME,
+				     .tables = TABLES,
+				     .tables_size = len };
+	int err = sframe_jit_register(&c);
+	CHECK(err == 0, "rows without a CFA rule: registered (%s)", sframe_jit_err_name(err));
+	nframes = 0;
+	run_jit();
+	int leaf = find_pc((uintptr_t)page + LEAF_RA);
+	CHECK(leaf >= 0 && leaf == nframes - 1 && status.stop == SFRAME_BT_STOP_BAD_EH_FRAME,
+	      "rows without a CFA rule: the walk keeps the JIT frame and stops there (frame %d "
+	      "of %d, %s)",
+	      leaf, nframes, sframe_bt_stop_name(status.stop));
+	CHECK(sframe_jit_unregister(c.start) == 0 && sfb_jit_count() == 0,
+	      "rows without a CFA rule: unregistered");
+}
+
 /* ---- Churn under walks ----------------------------------------------------- */
 
 static atomic_bool stop_walkers;
@@ -481,6 +515,7 @@ int main(void)
 	test_sources();
 	test_refusals();
 	test_names();
+	test_no_cfa_rule();
 	test_churn();
 	CHECK_DONE();
 }

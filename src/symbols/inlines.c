@@ -579,7 +579,29 @@ static int aranges_find(struct lk *k, uint64_t pc, uint64_t *info_off, bool *fou
 	return 0;
 }
 
+static int find_unit(struct lk *k, uint64_t pc, struct unit *u);
+
+/* The unit holding PC: the last lookup's when its own ranges hold PC (a
+ * report's frames often lie in one unit), else found as find_unit()
+ * says. */
 int lk_find_unit(struct lk *k, uint64_t pc, struct unit *u)
+{
+	if (k->have_last_unit) {
+		bool in;
+		*u = k->last_unit;
+		if (!holds(k, u, &u->low, &u->high, &u->ranges, pc, &in) && in)
+			return 0;
+	}
+	k->have_last_unit = false;
+	int err = find_unit(k, pc, u);
+	if (!err) {
+		k->last_unit = *u;
+		k->have_last_unit = true;
+	}
+	return err;
+}
+
+static int find_unit(struct lk *k, uint64_t pc, struct unit *u)
 {
 	int err;
 	if (k->d.size[SFB_DSEC_ARANGES]) {

@@ -410,8 +410,8 @@ enum {
 };
 #define ALIGN_UP(x) (((x) + 15) & ~(size_t)15)
 #define FIXED_SCRATCH (ALIGN_UP(sizeof(struct lk)) + ALIGN_UP(ABBREV_INDEX * sizeof(uint32_t)))
-_Static_assert(FIXED_SCRATCH + ALIGN_UP(SFB_DSEC_ZSTATE) + VIEW_PARTS * 256 <= SFB_LINES_SCRATCH,
-	       "SFB_LINES_SCRATCH leaves each view part at least 256 bytes");
+_Static_assert(FIXED_SCRATCH + ALIGN_UP(SFB_DSEC_ZSTATE) + VIEW_PARTS * 240 <= SFB_LINES_SCRATCH,
+	       "SFB_LINES_SCRATCH leaves each view part at least 240 bytes");
 
 static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, void *scratch,
 		  size_t size)
@@ -506,6 +506,8 @@ int sfb_lines_find(void *scratch, uint64_t vaddr, struct sfb_line_result *out)
 	k->nchain = 0;
 	k->truncated = false;
 	k->abbrev_table = UINT64_MAX;
+	if (k->line.id != SFB_DSEC_LINE) /* a lookup that ended in step 1 */
+		sfb_dview_init(&k->line, &k->d, SFB_DSEC_LINE, k->line.buf, k->line.cap);
 	k->d.inflated = 0;
 	k->d.loads = k->d.restarts = k->d.preads = 0;
 

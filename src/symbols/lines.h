@@ -24,7 +24,8 @@
  * How (the numbered steps of sfb_lines_lookup()):
  *  1. the unit: .debug_aranges's set holding the PC, or else a scan of the
  *     units' headers and first entries (their DW_AT_low_pc/high_pc or
- *     DW_AT_ranges), at most SFB_LINES_MAX_UNITS;
+ *     DW_AT_ranges), at most SFB_LINES_MAX_UNITS (sfb_lines_find(): the
+ *     last lookup's unit first, when its own ranges hold the PC);
  *  2. the entries: one pass over the unit's DIEs, descending only into
  *     those whose ranges hold the PC, which gives the subprogram and its
  *     chain of DW_TAG_inlined_subroutine entries;

@@ -75,6 +75,9 @@ struct lk {
 	uint32_t dies, abbrevs, units;
 	uint64_t program_bytes;
 	uint32_t n_aranges, n_depth, n_attrs, n_ranges, n_hops, n_files; /* lines.h: the result's aranges ... files */
+	/* The unit the last lookup found (sfb_lines_find()): tried first. */
+	struct unit last_unit;
+	bool have_last_unit;
 	/* Step 2's result. */
 	struct link chain[SFB_LINES_MAX_FRAMES];
 	int nchain;

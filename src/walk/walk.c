@@ -127,14 +127,11 @@ static inline bool object_contains(const struct sfb_object *o, uintptr_t pc)
 
 /* The object holding pc, confirmed for this walk: one of the walk's
  * objects, a kept one, or one sfb_objcache_find() confirms and the walk
- * copies.  0, or the stop reason.  kept_first: the kept tables are
- * searched before the cache; the fast path's lookups ask last, as they
- * come here for a PC whose row is not memoised under the kept objects'
- * epoch (memo_find_in_object()), which a PC in a kept object seldom is:
- * a PC in a dlopen()ed object then goes straight to the cache, without
- * the searches that miss (about 100 instructions; docs/SPEED.md). */
+ * copies.  0, or the stop reason.  The kept tables come before the
+ * cache: a kept object is used without a lookup, even where its rows are
+ * not memoised (docs/DESIGN.md, "Object cache"). */
 static inline __attribute__((always_inline)) int
-walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out, const bool kept_first)
+walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
 	if (w->nobj && object_contains(w->objs[w->last_hit], pc)) {
 		*out = w->objs[w->last_hit];
@@ -149,20 +146,16 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out, const
 	}
 	if (w->miss_stop && pc == w->miss_pc)
 		return w->miss_stop;
-	const struct sfb_object *o = kept_first ? sfb_objcache_kept(pc) : NULL;
+	const struct sfb_object *o = sfb_objcache_kept(pc);
 	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->nreplaced % WALK_OBJECTS;
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);
-		/* A kept object the cache could not take (full). */
-		if (stop && !kept_first && (o = sfb_objcache_kept(pc)) != NULL)
-			stop = 0;
 		if (stop) {
 			w->miss_pc = pc;
 			w->miss_stop = stop;
 			return stop;
 		}
-		if (!o)
-			o = &w->copies[i];
+		o = &w->copies[i];
 	}
 	if (w->nobj < WALK_OBJECTS)
 		w->nobj++;
@@ -547,7 +540,7 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 	f->sigreturn = false;
 	f->caller_exact = false;
 	f->is_frame = true;
-	int stop = walk_object(w, lookup, &o, true);
+	int stop = walk_object(w, lookup, &o);
 	if (stop && !at->exact && is_sigreturn(w, regs->pc, 0, 0)) {
 		/* A signal trampoline on a page no object holds (qemu-user
 		 * maps no vDSO; a kernel's on-stack trampoline). */
@@ -616,7 +609,7 @@ static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_from_object(struct walker *w, uintptr_t pc, struct memo_found *f)
 {
 	const struct sfb_object *o;
-	if (pc == 0 || walk_object(w, pc - 1, &o, false))
+	if (pc == 0 || walk_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
 	/* A kept object's entries were looked for already. */
 	if (sfb_object_is_kept(o))
@@ -671,7 +664,7 @@ static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
 {
 	const struct sfb_object *o;
-	if (walk_object(w, pc, &o, true) || !sfb_object_has_rows(o))
+	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return NULL;
 	f->epoch = memo_epoch(w, o);
 	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);

@@ -204,8 +204,9 @@ struct srclines_cost srclines_read(const uintptr_t *pcs, const uintptr_t *objs, 
 				len -= used;
 			}
 		}
-		/* The child's CPU time while it runs; once it has exited (a
-		 * zombie has no clock), the wall time since the fork. */
+		/* The child's CPU time while it runs (once it has exited,
+		 * the last reading stands: a zombie has no clock); the wall
+		 * time since the fork where its clock cannot be had. */
 		struct timespec t;
 		if (have_clk && clock_gettime(clk, &t) == 0) {
 			cost.cpu_ns = ns_of(&t);

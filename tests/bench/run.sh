@@ -601,7 +601,7 @@ if [ -x "$JIT_BIN" ]; then
 				echo "| batch | calls | Ir per call |"
 				echo "|---|---:|---:|"
 				# In dump order (cg.out.1, .2, ..., .10).
-				for f in $(ls "$D"/cg-jit/cg.out.* | sort -t. -k3n); do
+				for f in $(ls "$D"/cg-jit/cg.out.* | awk -F. '{ print $NF, $0 }' | sort -n | cut -d" " -f2-); do
 					awk '/^desc: Trigger: Client Request: jit:/ { sub(/.*Request: jit:/, ""); n = $0 }
 					     /^summary:/ { s = $2 }
 					     END { if (n != "" && n !~ /^warm-up/) { split(n, a, ":"); printf "| %s | %s | %.0f |\n", a[1], a[2], s / a[2] } }' "$f"

@@ -2,9 +2,9 @@
  * JIT functions all along while runner threads call them, each runner
  * sampled at 5 kHz by a timer of its own (SIGPROF), and every walk, the
  * runners' own from a callback the JIT code calls and the samples', is
- * judged against ground truth.  10.5 s under AddressSanitizer or valgrind
- * (make test-asan, make test-valgrind), 2 s otherwise
- * (SFB_JIT_CHURN_SECONDS overrides).
+ * judged against ground truth.  10.5 s when built with AddressSanitizer,
+ * with SFB_ASAN or SFB_VALGRIND set (make test-asan, make test-valgrind),
+ * under valgrind, 2 s otherwise (SFB_JIT_CHURN_SECONDS overrides).
  *
  * Each of SLOTS JIT functions (x86-64: sub $8,%rsp; nops; call *%rdi;
  * add $8,%rsp; ret) has a code page and a page for its .eh_frame.  A
@@ -267,7 +267,9 @@ static double now_s(void)
 
 int main(void)
 {
-	double secs = ASAN_BUILD || under_valgrind() ? 10.5 : 2.0;
+	const char *asan = getenv("SFB_ASAN");
+	double secs = ASAN_BUILD || (asan && *asan && strcmp(asan, "0")) || under_valgrind() ? 10.5
+												: 2.0;
 	const char *e = getenv("SFB_JIT_CHURN_SECONDS");
 	if (e && *e)
 		secs = strtod(e, NULL);

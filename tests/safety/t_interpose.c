@@ -391,13 +391,19 @@ NOINL void walk_all(const void *uc, struct rec *r)
 #define MAXREC 640
 static struct rec recs[MAXREC];
 static _Atomic int nrec;
+/* The SIGPROF phases record up to rec_limit (then the handler does
+ * nothing): a handler that takes more CPU time than the timer's period
+ * finds the next SIGPROF pending as it returns, so records can follow
+ * each other faster than the spinning loop checks their count, and one
+ * phase would otherwise fill the buffer and leave the next none. */
+static _Atomic int rec_limit = MAXREC;
 
 NOINL void prof_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)si;
 	int k = atomic_load_explicit(&nrec, memory_order_relaxed);
-	if (k >= MAXREC)
+	if (k >= MAXREC || k >= atomic_load_explicit(&rec_limit, memory_order_relaxed))
 		return;
 	recs[k].rip = (uintptr_t)UC_PC((const ucontext_t *)uc);
 	walk_all(uc, &recs[k]);
@@ -636,10 +642,12 @@ NOINL void phase_in_libc(const char *what, int (*fn)(int), int fn_id, int count,
 	reset(W_WALK);
 	reset(W_SYM);
 	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	atomic_store(&rec_limit, want);
 	setitimer(ITIMER_PROF, &it, NULL);
 	w_sink += (unsigned long)lc_spin(fn, want);
 	memset(&it, 0, sizeof it);
 	setitimer(ITIMER_PROF, &it, NULL);
+	atomic_store(&rec_limit, MAXREC);
 	int end = atomic_load(&nrec);
 	int inside = 0, exact = 0, wrong = 0, eh_bad = 0, ebad = 0, deepest = 0, one = -1;
 	for (int k = start; k < end; k++) {
@@ -834,10 +842,12 @@ int main(int argc, char **argv)
 	if (n1 > MAXREC / 2)
 		n1 = MAXREC / 2;
 	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	atomic_store(&rec_limit, n1);
 	setitimer(ITIMER_PROF, &it, NULL);
 	w_sink += (unsigned long)phase1_spin(n1);
 	memset(&it, 0, sizeof it);
 	setitimer(ITIMER_PROF, &it, NULL);
+	atomic_store(&rec_limit, MAXREC);
 	int end1 = atomic_load(&nrec);
 	struct rec *first = &recs[0];
 	int v0 = verify_chain(NULL, first->f, first->n_ex, first->stop_ex, NF, chain1, 5, NULL);

@@ -113,7 +113,9 @@ awk 'BEGIN { srand(1); for (i = 0; i < 50000; i++) { l = i
 	>"$rw/in/data.txt"
 head -c 1000000 "$rw/in/data.txt" >"$rw/in/data-1m.txt"
 # name|command (run by sh in $rw/in, output thrown away), each about a
-# second; the name is how the program's executable is named.
+# second; the name is how the program's executable is named.  Debian's
+# programs: /usr/bin first in PATH (a python3 from pyenv or a venv would
+# be another interpreter, with its own shims and build).
 REAL='python3|python3 -c "import json, re; d = [{\"k\": i, \"v\": str(i) * 3} for i in range(250000)]; s = json.dumps(d); print(len(re.findall(r\"[0-9]+\", s)))"
 lua5.4|lua5.4 -e "local t = {} for i = 1, 8000000 do local k = i % 1000 t[k] = (t[k] or 0) + i end local s = {} for i = 1, 100000 do s[#s + 1] = tostring(i) end print(#table.concat(s, \",\"))"
 sqlite3|sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500000) SELECT sum(x * x % 7), count(*) FROM c;"
@@ -142,13 +144,13 @@ while IFS='|' read -r name cmd; do
 	[ -n "$name" ] || continue
 	out=$rw/out-$name
 	mkdir -p "$out"
-	if ! command -v "$name" >/dev/null 2>&1; then
+	if ! PATH="/usr/bin:/bin:$PATH" command -v "$name" >/dev/null 2>&1; then
 		echo "| $name | not installed | | | | | | |" >>"$real"
 		real_ok=no
 		continue
 	fi
-	(cd "$rw/in" && timeout -s KILL 60 env LD_PRELOAD="$probe" SFB_WORLD_OUT="$out" \
-		sh -c "$cmd") >/dev/null 2>"$out/stderr" </dev/null || real_ok=no
+	(cd "$rw/in" && timeout -s KILL 60 env PATH="/usr/bin:/bin:$PATH" LD_PRELOAD="$probe" \
+		SFB_WORLD_OUT="$out" sh -c "$cmd") >/dev/null 2>"$out/stderr" </dev/null || real_ok=no
 	# The program's own processes only (not the shell that started it).
 	awk -v o="$out" -v prog="$name" '
 		FNR == 1 { keep = 0 }

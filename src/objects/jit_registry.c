@@ -56,21 +56,30 @@ struct reg {
 	char *pool;
 };
 
-/* A skip-list node: what a search reads.  Nodes of up to CELL_LEVELS
- * levels (all but one in 256) are cells of 64 bytes, one cache line each,
- * taken from chunks of contiguous memory (huge pages where the kernel
- * gives them): a search touches one line a node, and the nodes of a large
- * registry share few pages, so that their TLB entries stay.  Higher nodes
- * are allocated on their own. */
+/* A skip-list node: what a search reads (range, registration, links),
+ * then, after its links, the node's predecessor at each of its levels,
+ * which only writers read and keep (so that unregistering finds them
+ * without a search).  Nodes of up to CELL_LEVELS levels (all but one in
+ * 4096) are cells of 128 bytes, taken from chunks of contiguous memory
+ * (huge pages where the kernel gives them); what a search reads of a
+ * node of up to four levels (nearly all) is on the cell's first cache
+ * line, and the nodes of a large registry share few pages, so that their
+ * TLB entries stay.  Higher nodes are allocated on their own. */
 struct node {
 	uintptr_t start, end;
 	struct reg *r;
 	uint8_t level;
-	uint8_t keyed; /* registered by key (sfb_jit_register_eh_frame()) */
 	_Atomic(struct node *) next[];
 };
-#define CELL 64
-#define CELL_LEVELS ((CELL - sizeof(struct node)) / sizeof(struct node *))
+#define CELL 128
+#define CELL_LEVELS ((CELL - sizeof(struct node)) / (2 * sizeof(struct node *)))
+
+/* n's predecessors, level by level (NULL: the head).  Writers only. */
+static struct node **prevs(struct node *n)
+{
+	return (struct node **)((char *)n + sizeof(struct node) +
+				n->level * sizeof(struct node *));
+}
 /* Cells a chunk: 2 MiB, one huge page. */
 #define CHUNK_BYTES ((size_t)2 << 20)
 
@@ -108,7 +117,7 @@ static char *fresh, *fresh_end;
 static struct node *node_alloc(unsigned level)
 {
 	if (level > CELL_LEVELS)
-		return aligned_alloc(CELL, (sizeof(struct node) + level * sizeof(struct node *) +
+		return aligned_alloc(CELL, (sizeof(struct node) + 2 * level * sizeof(struct node *) +
 					    CELL - 1) & ~(size_t)(CELL - 1));
 	if (free_cells) {
 		void *c = free_cells;
@@ -258,16 +267,20 @@ static unsigned random_level(void)
 /* ---- Registrations by key (writers only) -------------------------------- */
 
 /* Open addressing over (key, node) pairs, so that a probe reads no node;
- * deleted slots are tombstones.  keyed_used counts live entries and
+ * deleted slots are tombstones.  used counts live entries and
  * tombstones, so that a probe always meets an empty slot; a rebuild drops
  * the tombstones and sizes the table to four times the live entries.
- * Only registrants use it, under the mutex. */
+ * Two tables: registrations by key (__register_frame()'s begin), and the
+ * others by start.  Only registrants use them, under the mutex. */
 struct kslot {
 	const void *key;
 	struct node *n; /* NULL: empty */
 };
-static struct kslot *keyed;
-static size_t keyed_cap, keyed_used, keyed_live;
+struct table {
+	struct kslot *slots;
+	size_t cap, used, live;
+};
+static struct table by_key, by_start;
 #define TOMBSTONE ((struct node *)1)
 
 static size_t key_hash(const void *key)
@@ -275,13 +288,13 @@ static size_t key_hash(const void *key)
 	return (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 20);
 }
 
-static struct kslot *keyed_slot(const void *key, bool for_insert)
+static struct kslot *table_slot(struct table *t, const void *key, bool for_insert)
 {
-	if (!keyed_cap)
+	if (!t->cap)
 		return NULL;
 	struct kslot *tomb = NULL;
-	for (size_t i = key_hash(key) & (keyed_cap - 1);; i = (i + 1) & (keyed_cap - 1)) {
-		struct kslot *k = &keyed[i];
+	for (size_t i = key_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct kslot *k = &t->slots[i];
 		if (!k->n)
 			return for_insert && tomb ? tomb : for_insert ? k : NULL;
 		if (k->n == TOMBSTONE) {
@@ -294,26 +307,26 @@ static struct kslot *keyed_slot(const void *key, bool for_insert)
 }
 
 /* Room for one more entry. */
-static bool keyed_reserve(void)
+static bool table_reserve(struct table *t)
 {
-	if ((keyed_used + 1) * 2 < keyed_cap)
+	if ((t->used + 1) * 2 < t->cap)
 		return true;
 	size_t cap = 64;
-	while (cap < 4 * (keyed_live + 1))
+	while (cap < 4 * (t->live + 1))
 		cap *= 2;
-	struct kslot *old = keyed;
-	size_t old_cap = keyed_cap;
-	keyed = calloc(cap, sizeof *keyed);
-	if (!keyed) {
-		keyed = old;
+	struct kslot *old = t->slots;
+	size_t old_cap = t->cap;
+	t->slots = calloc(cap, sizeof *t->slots);
+	if (!t->slots) {
+		t->slots = old;
 		return false;
 	}
-	keyed_cap = cap;
-	keyed_used = 0;
+	t->cap = cap;
+	t->used = 0;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].n && old[i].n != TOMBSTONE) {
-			*keyed_slot(old[i].key, true) = old[i];
-			keyed_used++;
+			*table_slot(t, old[i].key, true) = old[i];
+			t->used++;
 		}
 	free(old);
 	return true;
@@ -515,14 +528,14 @@ static int insert(const struct node *p, unsigned level)
 	struct node *succ = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
 	if ((pred[0] && pred[0]->end > p->start) || (succ && succ->start < p->end))
 		return SFRAME_JIT_E_OVERLAP;
-	struct kslot *slot = NULL;
-	if (p->r->key) {
-		if (!keyed_reserve())
-			return SFRAME_JIT_E_NOMEM;
-		if (keyed_slot(p->r->key, false))
-			return SFRAME_JIT_E_OVERLAP; /* the same tables registered twice */
-		slot = keyed_slot(p->r->key, true);
-	}
+	/* Keyed by its tables, or by its start (which no other has). */
+	struct table *t = p->r->key ? &by_key : &by_start;
+	const void *key = p->r->key ? p->r->key : (const void *)p->start;
+	if (!table_reserve(t))
+		return SFRAME_JIT_E_NOMEM;
+	if (table_slot(t, key, false))
+		return SFRAME_JIT_E_OVERLAP; /* the same tables registered twice */
+	struct kslot *slot = table_slot(t, key, true);
 	struct node *n = node_alloc(level);
 	if (!n)
 		return SFRAME_JIT_E_NOMEM;
@@ -530,13 +543,10 @@ static int insert(const struct node *p, unsigned level)
 	n->end = p->end;
 	n->r = p->r;
 	n->level = (uint8_t)level;
-	n->keyed = slot != NULL;
-	if (slot) {
-		if (!slot->n)
-			keyed_used++;
-		*slot = (struct kslot){ p->r->key, n };
-		keyed_live++;
-	}
+	if (!slot->n)
+		t->used++;
+	*slot = (struct kslot){ key, n };
+	t->live++;
 	n->r->epoch = sfb_objcache_new_epoch();
 	for (unsigned l = 0; l < level; l++)
 		atomic_store_explicit(&n->next[l],
@@ -546,6 +556,12 @@ static int insert(const struct node *p, unsigned level)
 	 * complete, at any level. */
 	for (unsigned l = 0; l < level; l++)
 		atomic_store_explicit(link_at(pred[l], l), n, memory_order_release);
+	for (unsigned l = 0; l < level; l++) {
+		prevs(n)[l] = pred[l];
+		struct node *succ = atomic_load_explicit(&n->next[l], memory_order_relaxed);
+		if (succ)
+			prevs(succ)[l] = n;
+	}
 	atomic_fetch_add(&registered, 1);
 	return 0;
 }
@@ -595,19 +611,20 @@ static int register_code(const struct sframe_jit_code *c, const void *key, uintp
 	return err;
 }
 
-/* Unlink n, whose predecessors are pred and whose slot by key is slot
- * (or NULL), top level first (jit_registry.h), wait, free.  Under the
+/* Unlink n, found at slot of table t, top level first (jit_registry.h),
+ * its predecessors those it keeps (no search), wait, free.  Under the
  * mutex. */
-static void remove_node(struct node *n, struct node *pred[LEVELS], struct kslot *slot)
+static void remove_node(struct node *n, struct table *t, struct kslot *slot)
 {
-	for (unsigned l = n->level; l-- > 0;)
-		atomic_store_explicit(link_at(pred[l], l),
-				      atomic_load_explicit(&n->next[l], memory_order_relaxed),
-				      memory_order_release);
-	if (slot) {
-		slot->n = TOMBSTONE;
-		keyed_live--;
+	for (unsigned l = n->level; l-- > 0;) {
+		struct node *pred = prevs(n)[l];
+		struct node *succ = atomic_load_explicit(&n->next[l], memory_order_relaxed);
+		atomic_store_explicit(link_at(pred, l), succ, memory_order_release);
+		if (succ)
+			prevs(succ)[l] = pred;
 	}
+	slot->n = TOMBSTONE;
+	t->live--;
 	atomic_fetch_sub(&registered, 1);
 	grace_period();
 	reg_free(n->r);
@@ -620,23 +637,12 @@ static int unregister_where(uintptr_t start, const void *key)
 	if (read_depth)
 		return SFRAME_JIT_E_BUSY;
 	pthread_mutex_lock(&writers);
-	struct node *n = NULL, *pred[LEVELS];
-	struct kslot *slot = NULL;
-	if (key) {
-		slot = keyed_slot(key, false);
-		n = slot ? slot->n : NULL;
-		start = n ? n->start : 0;
-	}
-	if (n || !key) {
-		find_preds(start, pred);
-		struct node *at = atomic_load_explicit(link_at(pred[0], 0), memory_order_relaxed);
-		/* By key: the node itself; by start: one registered without key. */
-		if (key ? at != n : !at || at->start != start || at->keyed)
-			at = NULL;
-		n = at;
-	}
+	/* By key: what was registered by key; by start: what was not. */
+	struct table *t = key ? &by_key : &by_start;
+	struct kslot *slot = table_slot(t, key ? key : (const void *)start, false);
+	struct node *n = slot ? slot->n : NULL;
 	if (n)
-		remove_node(n, pred, slot);
+		remove_node(n, t, slot);
 	pthread_mutex_unlock(&writers);
 	return n ? 0 : SFRAME_JIT_E_NOT_REGISTERED;
 }

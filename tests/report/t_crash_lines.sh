@@ -35,6 +35,20 @@ for kind in segv abort strlen overflow; do
 	check "$kind: the main program's frames located in examples/crash-handler.c" \
 		grep -Eq '^    at .*/examples/crash-handler\.c:[0-9]+$' "$tmp/$kind"
 done
+# A C++ program's report (an uncaught exception: libstdc++'s frames too).
+if [ -x "$B/crash-cxx" ]; then
+	timeout 120 ${SFB_WRAP:-} "$B/crash-cxx" >"$tmp/cxx" 2>&1
+	echo "--- crash-cxx"
+	cat "$tmp/cxx"
+	check "crash-cxx: every frame's source lines as addr2line gives them" \
+		lines_as_addr2line "$tmp/cxx"
+	check "crash-cxx: every frame's source lines as llvm-symbolizer-14 gives them" \
+		lines_as_llvm "$tmp/cxx"
+	check "crash-cxx: the program's frames located in examples/crash-cxx.cc" \
+		grep -Eq '^    at .*/examples/crash-cxx\.cc:[0-9]+$' "$tmp/cxx"
+else
+	notok "$B/crash-cxx not built"
+fi
 check "the frame lines keep their format" \
 	grep -Eq '^#0 0x[0-9a-f]+ in crash_leaf\+0x[0-9a-f]+ \(.*/libcrashdemo\.so\+0x[0-9a-f]+\)$' "$tmp/segv"
 if libc_dbg; then

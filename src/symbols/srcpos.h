@@ -28,7 +28,7 @@ SFB_SRCPOS_HIDDEN void sfb_srcpos_fill(struct sframe_symbol *out, const struct s
  * reader's scratch (all that is left), the names.  The reader is fastest
  * from SFB_SRCPOS_FAST bytes on (two inflaters, each with its copy:
  * lines.c's layout()), which SFRAME_SYMBOLIZE_LINES_SCRATCH gives it. */
-#define SFB_SRCPOS_NAMES 4096
+#define SFB_SRCPOS_NAMES (12 * 1024) /* SFRAME_MAX_INLINED demangled names of 1.5 KiB */
 #define SFB_SRCPOS_AREA (32 + sizeof(struct sfb_line_result) + SFB_LINES_SCRATCH + SFB_SRCPOS_NAMES)
 #define SFB_SRCPOS_FAST (SFB_LINES_SCRATCH + 3 * SFB_DSEC_ZSTATE)
 SFB_SRCPOS_HIDDEN void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *out, char *area,

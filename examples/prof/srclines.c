@@ -24,7 +24,7 @@ struct head {
 	uint32_t in_line[SFRAME_MAX_INLINED], in_column[SFRAME_MAX_INLINED];
 };
 
-#define STR_MAX 1024 /* longer strings are cut */
+#define STR_MAX 4096 /* longer strings are cut */
 #define REC_MAX (sizeof(struct head) + (1 + 2 * SFRAME_MAX_INLINED) * STR_MAX)
 
 static size_t put_str(char *out, const char *s)

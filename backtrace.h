@@ -113,8 +113,10 @@ struct sframe_bt_status {
 #define SFRAME_BT_SKIP_SELF  0x1 /* ucontext == NULL: start at the caller of
 				    sframe_backtrace_ex (default: yes, always) */
 #define SFRAME_BT_FP_FALLBACK_ANY 0x2 /* allow a validated frame-pointer step
-				    in objects that carry no .sframe at all
-				    (default: off; see docs/DESIGN.md,
+				    in objects that carry no .sframe at all,
+				    and in code in no object and not
+				    registered (a JIT that keeps frame
+				    pointers: V8) (default: off; see docs/DESIGN.md,
 				    Fallback to frame pointers) */
 #define SFRAME_BT_NO_EH_FRAME 0x4 /* SFrame only: never unwind with .eh_frame
 				    CFI where no SFrame row covers a PC

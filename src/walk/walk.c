@@ -551,6 +551,17 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 		/* An exact PC is a frame even outside any object (JIT code); an
 		 * unverifiable return address is not. */
 		f->is_frame = at->exact;
+#if SFB_FP_RULE
+		/* Code in no object and not registered (a JIT that keeps frame
+		 * pointers and registers nothing, as V8): the validated
+		 * frame-pointer rule, where the caller allows it anywhere. */
+		if (stop == SFRAME_BT_STOP_NO_OBJECT && (w->flags & SFRAME_BT_FP_FALLBACK_ANY)) {
+			f->is_frame = true;
+			f->rule = &fp_row;
+			f->source = SFRAME_BT_FROM_FRAME_POINTER;
+			return 0;
+		}
+#endif
 		return stop;
 	}
 	int why_no_row = row_from_object(w, o, regs->pc, at->exact, f);

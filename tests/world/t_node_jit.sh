@@ -10,9 +10,7 @@
 # probe reads the map itself); and
 # the samples with a JIT frame are walked whole to the outermost frame,
 # through V8's frames and node's own (its builtins have no unwind tables:
-# the frame-pointer rule serves there too).  Where this sframebt does not
-# step code in no object at all (every such sample stops at its first
-# frame, no-object), the last check says so and is skipped.  x86-64 only;
+# the frame-pointer rule serves there too).  x86-64 only;
 # skipped under sanitizers, whose runtimes cannot be preloaded.
 . tests/lib/check.sh
 case $B in /*) ;; *) B=$PWD/$B ;; esac
@@ -62,9 +60,5 @@ check_all "samples mostly in JIT code ($top of $samples)" \
 # the map has no range for): those the map names must have its name.
 check_all "JIT frames the perf map covers ($in_map of $frames) named with its name ($right), fib among them ($fib)" \
 	'[ "$in_map" -gt 0 ] && [ $((100 * in_map)) -ge $((90 * frames)) ] && [ "$right" -eq "$in_map" ] && [ "$fib" -gt 0 ]' 
-if [ "$frames" -eq "$jit" ] && [ "$(v stop)" = no-object ] && [ "$(awk '$1 == "stop"' "$tmp/out.txt" | wc -l)" -eq 1 ]; then
-	ok "# SKIP samples in JIT code whole: this sframebt stops at code in no object ($jit samples, no-object)"
-else
-	check_all "samples with a JIT frame walked whole to the outermost frame ($whole of $jit)" \
-		'[ "$jit" -gt 0 ] && [ $((100 * whole)) -ge $((99 * jit)) ]' 
-fi
+check_all "samples with a JIT frame walked whole to the outermost frame ($whole of $jit)" \
+	'[ "$jit" -gt 0 ] && [ $((100 * whole)) -ge $((99 * jit)) ]'

@@ -7,6 +7,7 @@
 #include "base/entry.h"
 #include "base/names.h"
 #include "objects/objcache.h"
+#include "rows/cfi_cache.h"
 #include "walk/walk.h"
 
 static _Atomic unsigned default_flags;
@@ -113,6 +114,7 @@ __attribute__((noinline)) int sframe_backtrace_ex(const void *uc,
 int sframe_backtrace_warmup(void)
 {
 	SFB_ENTRY;
+	sfb_cfi_cache_prefault();
 	return sfb_objcache_warmup();
 }
 

@@ -114,6 +114,21 @@ static void write_entry(uintptr_t start, unsigned level, uint32_t epoch, const s
 		atomic_fetch_or_explicit(&pages_written, page_bit(e), memory_order_relaxed);
 }
 
+void sfb_cfi_cache_prefault(void)
+{
+	uint64_t all = 0;
+	for (size_t page = 0; page * 4096 < sizeof table; page++) {
+		/* The first entry starting on the page: its sequence word is
+		 * there. */
+		size_t i = (page * 4096 + sizeof table[0] - 1) / sizeof table[0];
+		if (i >= SFB_CFI_CACHE_ENTRIES)
+			break;
+		atomic_fetch_add_explicit(&table[i].seq, 0, memory_order_relaxed);
+		all |= page_bit(&table[i]);
+	}
+	atomic_fetch_or_explicit(&pages_written, all, memory_order_relaxed);
+}
+
 /* The largest level whose block starting at pos lies in [pos, hi)
  * (going up) or whose block ending at pos lies in [lo, pos) (going
  * down); 0 if none, for the partial block at a range's end. */

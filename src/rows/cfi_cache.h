@@ -81,6 +81,12 @@ unsigned sfb_cfi_cache_level(uintptr_t pc, uint64_t lo, uint64_t hi);
 /* The row kept for pc (a PC as the row source is asked for it: exact, or
  * a return address minus one) in the object of this epoch, into *row;
  * false if none. */
+/* Touch every page of the table from normal context (the warm-up), so
+ * that a walk's first rows cost no page fault: up to 2 * SFB_CFI_CACHE_COVER
+ * + 1 entries a row, each possibly on a page of its own.  An atomic
+ * read-modify-write that adds nothing: safe beside walks writing. */
+void sfb_cfi_cache_prefault(void);
+
 bool sfb_cfi_cache_get(uintptr_t pc, uint32_t epoch, struct sfb_row *row);
 
 /* Keep row, just looked up for pc in the object of this epoch, whose

@@ -102,7 +102,7 @@ bench: $(BENCH_DIR)/sfbench $(BENCH_DIR)/libbench-fp.so $(BENCH_DIR)/libbench-v1
 # unregistering 100,000 functions costs, and a walk entering no JIT code
 # with none and with all of them registered.  Linked with the static
 # library (it calls the registry's internal entry points too).
-$(BENCH_DIR)/jit_cost: tests/bench/jit_cost.c $(STATIC) backtrace.h src/objects/jit_registry.h \
+$(BENCH_DIR)/jit_cost: tests/bench/jit_cost.c tests/lib/jit_fde.h $(STATIC) backtrace.h src/objects/jit_registry.h \
 		src/objects/objcache.h | $(BENCH_DIR)
 	$(CC) $(TESTFLAGS) $< -o $@ $(STATIC) -ldl -lpthread
 bench: $(BENCH_DIR)/jit_cost

@@ -30,6 +30,7 @@
 #include "backtrace.h"
 #include "objects/jit_registry.h"
 #include "objects/objcache.h"
+#include "jit_fde.h"
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -41,7 +42,7 @@
 #endif
 
 #define FN_SIZE 32
-#define REC 48 /* CIE 24 + FDE 24 */
+#define REC JIT_FDE_REC
 #define ROUNDS 7
 #define WALKS 20000
 #define DEPTH 64
@@ -58,25 +59,7 @@ static double cpu_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static void put4(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
 
-/* CIE (zR, pcrel sdata4: CFA = rsp + 8, RA at CFA - 8) and one FDE for
- * fn, then a zero terminator's room is not needed: REC bytes each. */
-static void write_one(uint8_t *p, uintptr_t fn)
-{
-	static const uint8_t cie[24] = { 20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16,
-					 1, 0x1b, 0x0c, 7, 8, 0x90, 1, 0, 0 };
-	memcpy(p, cie, 24);
-	uint8_t *f = p + 24;
-	put4(f, 20);
-	put4(f + 4, 28); /* back to the CIE */
-	put4(f + 8, (uint32_t)(int32_t)(fn - (uintptr_t)(f + 8)));
-	put4(f + 12, FN_SIZE);
-	memset(f + 16, 0, 8);
-}
 
 static uintptr_t fn_at(unsigned i)
 {
@@ -230,8 +213,8 @@ int main(int argc, char **argv)
 	tables = code + code_len;
 	keyed_tables = tables + (size_t)n_fns * REC;
 	for (unsigned i = 0; i < n_fns; i++) {
-		write_one(tables + (size_t)i * REC, fn_at(i));
-		write_one(keyed_tables + (size_t)i * (REC + 4), fn_at(i)); /* + 4 zero bytes */
+		jit_fde_write(tables + (size_t)i * REC, fn_at(i), FN_SIZE);
+		jit_fde_write(keyed_tables + (size_t)i * (REC + 4), fn_at(i), FN_SIZE); /* + 4 zero bytes */
 	}
 	uint64_t s = 88172645463325252ull;
 	for (unsigned i = 0; i < n_fns; i++)

@@ -14,11 +14,12 @@
 #include "check.h"
 #include "objects/jit_registry.h"
 #include "objects/objcache.h"
+#include "jit_fde.h"
 
 #define N 100000
 #define FN_SIZE 32
 #define CODE_BYTES ((size_t)N * FN_SIZE)
-#define REC 48 /* CIE 24 + FDE 24 */
+#define REC JIT_FDE_REC
 
 /* CPU time of this thread: the figures stay meaningful on a loaded
  * machine. */
@@ -29,24 +30,7 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static void put4(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
 
-/* CIE (zR, pcrel sdata4: CFA = rsp + 8, RA at CFA - 8) and one FDE. */
-static void write_one(uint8_t *p, uintptr_t fn)
-{
-	static const uint8_t cie[24] = { 20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16,
-					 1, 0x1b, 0x0c, 7, 8, 0x90, 1, 0, 0 };
-	memcpy(p, cie, 24);
-	uint8_t *f = p + 24;
-	put4(f, 20);
-	put4(f + 4, 28); /* back to the CIE */
-	put4(f + 8, (uint32_t)(int32_t)(fn - (uintptr_t)(f + 8)));
-	put4(f + 12, FN_SIZE);
-	memset(f + 16, 0, 8); /* augmentation length 0, then nops */
-}
 
 static unsigned order[N];
 
@@ -81,7 +65,7 @@ int main(void)
 		return 1;
 	uint8_t *tables = m + CODE_BYTES;
 	for (unsigned i = 0; i < N; i++)
-		write_one(tables + (size_t)i * REC, (uintptr_t)m + (size_t)i * FN_SIZE);
+		jit_fde_write(tables + (size_t)i * REC, (uintptr_t)m + (size_t)i * FN_SIZE, FN_SIZE);
 	shuffle();
 	sframe_backtrace_warmup();
 	double walk_none = walk_cost();

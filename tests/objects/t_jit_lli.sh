@@ -9,22 +9,8 @@
 # JIT modes differ by target); skipped under sanitizers, whose runtimes
 # cannot be preloaded into lli.
 . tests/lib/check.sh
-case $B in /*) ;; *) B=$PWD/$B ;; esac
-preload=$B/libsframebt-preload.so
-if [ "$(uname -m)" != x86_64 ]; then
-	ok "# SKIP lli-14's JIT is tested on x86-64"
-	exit 0
-fi
-if [ ! -e "$preload" ] || nm -D "$preload" 2>/dev/null | grep -q __asan_init; then
-	ok "# SKIP no uninstrumented $preload"
-	exit 0
-fi
-. tests/lib/install-deps.sh
-command -v lli-14 >/dev/null || install_deps llvm-14 >/dev/null 2>&1
-if ! command -v lli-14 >/dev/null; then
-	notok "lli-14 is there (Debian's llvm-14)"
-	exit 1
-fi
+need_x86_64_preload
+need_command lli-14 llvm-14
 ${CC:-cc} -O1 -g -fPIC -shared -I. tests/objects/jit_callback.c -o "$tmp/jit_callback.so" ||
 	{ notok "jit_callback.so builds"; exit 1; }
 

@@ -14,22 +14,8 @@
 # place aborts (the ground truth for "no CFA rule").  x86-64 only;
 # skipped under sanitizers, whose runtimes cannot be preloaded.
 . tests/lib/check.sh
-case $B in /*) ;; *) B=$PWD/$B ;; esac
-preload=$B/libsframebt-preload.so
-if [ "$(uname -m)" != x86_64 ]; then
-	ok "# SKIP tested on x86-64"
-	exit 0
-fi
-if [ ! -e "$preload" ] || nm -D "$preload" 2>/dev/null | grep -q __asan_init; then
-	ok "# SKIP no uninstrumented $preload"
-	exit 0
-fi
-. tests/lib/install-deps.sh
-command -v luajit >/dev/null || install_deps luajit >/dev/null 2>&1
-if ! command -v luajit >/dev/null; then
-	notok "luajit is there (Debian's luajit)"
-	exit 1
-fi
+need_x86_64_preload
+need_command luajit luajit
 echo "# $(luajit -v)"
 ${CC:-cc} -O1 -g -fPIC -shared -I. tests/objects/jit_luajit.c -o "$tmp/jit_luajit.so" ||
 	{ notok "jit_luajit.so builds"; exit 1; }

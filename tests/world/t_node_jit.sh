@@ -13,22 +13,8 @@
 # the frame-pointer rule serves there too).  x86-64 only;
 # skipped under sanitizers, whose runtimes cannot be preloaded.
 . tests/lib/check.sh
-case $B in /*) ;; *) B=$PWD/$B ;; esac
-preload=$B/libsframebt-preload.so
-if [ "$(uname -m)" != x86_64 ]; then
-	ok "# SKIP tested on x86-64"
-	exit 0
-fi
-if [ ! -e "$preload" ] || nm -D "$preload" 2>/dev/null | grep -q __asan_init; then
-	ok "# SKIP no uninstrumented $preload"
-	exit 0
-fi
-. tests/lib/install-deps.sh
-command -v node >/dev/null || install_deps nodejs >/dev/null 2>&1
-if ! command -v node >/dev/null; then
-	notok "node is there (Debian's nodejs)"
-	exit 1
-fi
+need_x86_64_preload
+need_command node nodejs
 echo "# node $(node --version)"
 ${CC:-cc} -O1 -g -fPIC -shared -I. tests/world/node_jit_probe.c -o "$tmp/probe.so" -ldl ||
 	{ notok "node_jit_probe.so builds"; exit 1; }

@@ -30,8 +30,14 @@ for kind in segv abort strlen overflow; do
 		lines_as_addr2line "$tmp/$kind"
 	check "$kind: every frame's source lines as llvm-symbolizer-14 gives them" \
 		lines_as_llvm "$tmp/$kind"
-	check "$kind: frame #0 has a source location" \
-		sh -c "sed -n '/^#0 /{n;p;}' '$tmp/$kind' | grep -Eq '^    (at|inlined:) .*:[0-9]+\$'"
+	# Frame #0 is libc's (strlen, raise) or the program's, with lines; under
+	# valgrind, strlen is memcheck's own (vgpreload_memcheck), without.
+	if grep -q '^#0 .*(/.*/vgpreload_[a-z]*-[a-z0-9]*-linux\.so+' "$tmp/$kind"; then
+		ok "# SKIP $kind: frame #0 is valgrind's replacement, no DWARF"
+	else
+		check "$kind: frame #0 has a source location" \
+			sh -c "sed -n '/^#0 /{n;p;}' '$tmp/$kind' | grep -Eq '^    (at|inlined:) .*:[0-9]+\$'"
+	fi
 	check "$kind: the main program's frames located in examples/crash-handler.c" \
 		grep -Eq '^    at .*/examples/crash-handler\.c:[0-9]+$' "$tmp/$kind"
 done

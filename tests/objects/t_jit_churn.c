@@ -350,6 +350,6 @@ int main(void)
 int main(void)
 {
 	printf("ok - # SKIP the JIT code is x86-64's\n");
-	return 0;
+	return check_failures;
 }
 #endif

@@ -130,7 +130,13 @@ test: test-deps
 # /proc/self/exe, which is valgrind's launcher there).  And t_world.sh, whose probe runs inside Debian's programs, not
 # under valgrind; and t_lines.sh, which builds and runs its own driver,
 # not the build under test, so that here it would only repeat `make test`.
-VALGRIND := valgrind -q --error-exitcode=99 --suppressions=$(CURDIR)/tests/lib/valgrind.supp
+# --fair-sched=yes: valgrind runs one thread at a time, and with its
+# default lock a thread spinning at a chain's leaf can take it back at
+# once, on an idle machine for good: the thread meant to signal it, or to
+# walk beside it, then starves (t_port_walk hung, t_jit's other thread
+# never walked, t_jit_churn's alarm fired).
+VALGRIND := valgrind -q --error-exitcode=99 --fair-sched=yes \
+	--suppressions=$(CURDIR)/tests/lib/valgrind.supp
 test-valgrind: all $(TEST_BINS)
 	@SFB_VALGRIND=1 SFB_WRAP="$(VALGRIND)" \
 	 SFB_SKIP="t_every_insn t_unw_compare t_interpose t_churn t_first_call t_report_parts t_walk_signals t_profiler.sh t_readelf.sh t_port_static t_world.sh t_lines.sh \

@@ -1,14 +1,16 @@
 #!/bin/sh
 # The profiler's overhead (not a timed test): lua5.4, python3 and sqlite3
-# workloads of about a second each, run RUNS times (default 7) without a
-# profiler, under sframe-prof at 99 Hz and at 1 kHz, and under
-# `perf record --call-graph dwarf` at 1 kHz (cpu-clock, where perf works);
-# prints the median and the minimum CPU time of each (perf's own
-# included), the overhead against no profiler, the profile's size and how
-# many of its stacks are whole (rooted at _start or clone3).
-# Usage: sh tests/bench/prof_overhead.sh [BUILD_DIR [RUNS]]
+# workloads of about SCALE seconds each (default 1), run RUNS times
+# (default 7) without a profiler, under sframe-prof at 99 Hz and at 1 kHz,
+# and under `perf record --call-graph dwarf` at 1 kHz (cpu-clock, where
+# perf works); prints the median and the minimum CPU time of each (perf's
+# own included), the overhead against no profiler, the median of the
+# rounds' paired differences, the profile's size and how many of its
+# stacks are whole (rooted at _start or clone3).
+# Usage: sh tests/bench/prof_overhead.sh [BUILD_DIR [RUNS [SCALE]]]
 B=${1:-build}
 RUNS=${2:-7}
+SCALE=${3:-1}
 case $B in /*) ;; *) B=$PWD/$B ;; esac
 P=$B/sframe-prof
 [ -x "$P" ] || { echo "prof_overhead: $P not built (make B=$B examples)" >&2; exit 1; }
@@ -17,21 +19,26 @@ install_deps lua5.4 python3 sqlite3 >/dev/null
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/work.lua" <<'EOF'
+cat >"$tmp/work.lua" <<EOF
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
-local t = {}
-for i = 1, 600000 do t[#t + 1] = tostring(i * 7) end
-print(fib(34), #table.concat(t, ","))
+local t, f = {}, 0
+for r = 1, $SCALE do
+  f = fib(34)
+  for i = 1, 600000 do t[#t + 1] = tostring(i * 7) end
+end
+print(f, #table.concat(t, ","))
 EOF
-cat >"$tmp/work.py" <<'EOF'
+cat >"$tmp/work.py" <<EOF
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 d = {}
-for i in range(900000):
-    d[str(i)] = i * 7
-print(fib(31), len(d))
+for r in range($SCALE):
+    f = fib(31)
+    for i in range(900000):
+        d[str(r * 900000 + i)] = i * 7
+print(f, len(d))
 EOF
-SQL="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2500000)
+SQL="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT $((2500000 * SCALE)))
 SELECT sum(x * x % 7), count(DISTINCT x % 1000) FROM c;"
 
 # run NAME: the workload NAME, its output discarded.
@@ -114,6 +121,15 @@ for w in lua python3 sqlite3; do
 		printf '%-8s %9s %9s %7s %9s %7s %9s %7s %8s %8s\n' "$name" "$base" "$t99" "$(pct "$t99")" \
 			"$t1k" "$(pct "$t1k")" "$tp" "$(pct "$tp")" "${hnd:+$hnd%}" "${ex:+${ex}ms}"
 	done
+	# Paired: a round runs every mode back to back, so the median of the
+	# rounds' own differences leaves out the drift of the machine's speed
+	# from round to round that the medians above carry.
+	paired() { paste "$tmp/ms.none.$w" "$tmp/ms.$1.$w" |
+		awk '{ printf "%.2f\n", 100 * ($2 - $1) / $1 }' | median |
+		awk '{ printf "%+.1f%%", $1 }'; }
+	pp=-
+	[ "$perf_ok" = 1 ] && pp=$(paired perf)
+	printf '%-8s %9s %9s %7s %9s %7s %9s %7s\n' "  paired" "" "" "$(paired 99)" "" "$(paired 1000)" "" "$pp"
 done
 
 # Size and completeness of the last 1 kHz run of each: sframe-prof's file

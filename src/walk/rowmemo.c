@@ -127,5 +127,5 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 
 void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 {
-	memo_write(sfb_memo_pair(key) + 1, key, epoch, row);
+	memo_write(sfb_memo_pair(key) + 1, key, SFB_MEMO_EXACT_EPOCH(epoch), row);
 }

@@ -148,14 +148,24 @@ sfb_memo_probe(uintptr_t key, uint32_t epoch, uint32_t pages, struct sfb_memo_ro
 	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
 }
 
-/* The entry holding an exact PC's row (key: SFB_MEMO_EXACT(pc)), and the
- * row; NULL if none.  Only the second entry of its pair can hold one
- * (sfb_memo_put_exact()). */
+/* An exact PC's entry is kept under its epoch with bit 30 set, which no
+ * object's epoch has (SFB_MEMO_KEPT_EPOCH is the highest), besides its
+ * key's top bit: the fast loop probes return addresses loaded from the
+ * stack by key and the object's epoch, and a corrupt stack word that
+ * equals an exact key must not find that entry's row there. */
+#define SFB_MEMO_EXACT_EPOCH(epoch) ((uint32_t)(epoch) | 0x40000000u)
+
+/* The entry holding an exact PC's row (key: SFB_MEMO_EXACT(pc)) in the
+ * object of epoch, and the row; NULL if none.  Only the second entry of
+ * its pair can hold one (sfb_memo_put_exact()). */
 static inline struct sfb_memo_entry *sfb_memo_get_exact(uintptr_t key, uint32_t epoch,
 							struct sfb_memo_row *row)
 {
 	struct sfb_memo_entry *e = sfb_memo_pair(key) + 1;
-	return sfb_memo_page_written(e) && sfb_memo_try(e, key, epoch, row) ? e : NULL;
+	return sfb_memo_page_written(e) &&
+			       sfb_memo_try(e, key, SFB_MEMO_EXACT_EPOCH(epoch), row)
+		       ? e
+		       : NULL;
 }
 
 static inline struct sfb_memo_entry *sfb_memo_hint(const struct sfb_memo_entry *e)
@@ -258,10 +268,10 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
  * instruction; the row is the one of key - 1, the call). */
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
-/* Remember the row of an exact PC (key: SFB_MEMO_EXACT(pc)).  It goes to
- * the second entry of its pair only: samples spread over many
- * instructions, and must not push out the return addresses that every
- * walk needs. */
+/* Remember the row of an exact PC (key: SFB_MEMO_EXACT(pc)) in the object
+ * of epoch (kept under SFB_MEMO_EXACT_EPOCH(epoch)).  It goes to the second
+ * entry of its pair only: samples spread over many instructions, and must
+ * not push out the return addresses that every walk needs. */
 void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
 /* The memo epoch of every object never unloaded (sfb_object_is_kept(): the
@@ -271,8 +281,8 @@ void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row
  * for its key whichever description wrote it, and a walk crossing between
  * such objects stays on the fast path.  Even, like description epochs
  * (objcache.c: a walk without .eh_frame adds 1), and above any they reach
- * before they would collide with SFB_MEMO_OUTERMOST_EPOCH's top bit. */
-#define SFB_MEMO_KEPT_EPOCH 0x7ffffffeu
+ * before they would collide with SFB_MEMO_EXACT_EPOCH's bit 30. */
+#define SFB_MEMO_KEPT_EPOCH 0x3ffffffeu
 
 /* Return addresses whose row marks the outermost frame (_start, clone3:
  * RA undefined) are memoised too, so that a walk to the natural end does

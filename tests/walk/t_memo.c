@@ -1047,15 +1047,19 @@ static void fill_decoy(struct sfb_memo_entry *d, uintptr_t key, unsigned kind, b
 	if (real)
 		row = mr_make(mr_cfa_off(&real->row) + 16, mr_on_fp(&real->row),
 			      mr_ra_slot(&real->row), mr_fp_slot(&real->row));
+	/* An exact key's entry is valid only under the exact epoch, a return
+	 * address's only under the plain one: each kind's wrong epoch is the
+	 * other's right one. */
+	uint32_t epoch = key >> 63 ? SFB_MEMO_EXACT_EPOCH(exe_epoch) : exe_epoch;
 	atomic_store(&d->seq, 1);
 	d->row = row;
 	d->key = key;
-	d->epoch = exe_epoch;
+	d->epoch = epoch;
 	uint32_t seq = 2;
 	if (!valid) {
 		switch (kind % 4) {
 		case 0:
-			d->epoch = exe_epoch ^ 0x40000000u;
+			d->epoch = epoch ^ 0x40000000u;
 			break;
 		case 1:
 			seq = 3; /* a writer holds it */
@@ -1245,9 +1249,50 @@ static void pre_walk_exact(void)
 		entry_clear(&p[0]);
 	for (int k = exact_mode == X_CONTROL ? 1 : 0; k < 2; k++) {
 		fill_decoy(&p[k], MEMO_EXACT_KEY(uc_pc), kind, exact_mode == X_CONTROL || kind == 4);
-		if (exact_mode == X_DECOY && kind == 4)
-			p[k].key = MEMO_KEY(uc_pc); /* valid, but the return-address key */
+		if (exact_mode == X_DECOY && kind == 4) {
+			/* valid, but the return-address key */
+			p[k].key = MEMO_KEY(uc_pc);
+			p[k].epoch = exe_epoch;
+		}
 	}
+}
+
+/* A corrupt stack: the return-address slot of a frame at the memoised
+ * exact PC holds that PC's exact key (the PC with its top bit set, which
+ * no return address has).  The walk from there must stop after frame 0,
+ * in the fast loop's inline probe as anywhere: the key and the object's
+ * epoch are those of the exact entry, whose row must not serve it. */
+static NOINL void exact_key_on_stack(const struct sfb_memo_entry *e)
+{
+	enum { WORDS = 4096 };
+	uintptr_t stk[WORDS];
+	memset(stk, 0, sizeof stk);
+	const struct sfb_memo_row row = e->row;
+	const uintptr_t base = (uintptr_t)&stk[WORDS / 2];
+	const uintptr_t fp = base, sp = mr_on_fp(&row) ? base - 64 : base;
+	const uintptr_t cfa = (mr_on_fp(&row) ? fp : sp) + (uintptr_t)(intptr_t)mr_cfa_off(&row);
+#ifdef SFB_RA_SLOT
+	const uintptr_t ra_at = cfa + 8 * (uintptr_t)(intptr_t)SFB_RA_SLOT;
+#else
+	const uintptr_t ra_at = cfa + 8 * (uintptr_t)(intptr_t)mr_ra_slot(&row);
+#endif
+	bool inside = ra_at >= (uintptr_t)stk && ra_at < (uintptr_t)&stk[WORDS] && ra_at % 8 == 0;
+	CHECK(inside, "exact key on the stack: the exact row (%s) puts the return address "
+		      "inside the test's stack array", mr_on_fp(&row) ? "FP-based" : "SP-based");
+	if (!inside)
+		return;
+	*(uintptr_t *)ra_at = MEMO_EXACT_KEY(uc_pc);
+	static ucontext_t uc;
+	getcontext(&uc);
+	UC_PC(&uc) = uc_pc;
+	UC_SP(&uc) = sp;
+	UC_FP(&uc) = fp;
+	void *out[8];
+	int n = sframe_backtrace_ucontext(&uc, out, 8);
+	CHECK(n == 1 && out[0] == (void *)uc_pc,
+	      "exact key on the stack: the walk stops at frame 0 (%d frames, frame 1 %p)", n,
+	      n > 1 ? out[1] : NULL);
+	sink += stk[WORDS - 1];
 }
 
 NOINL int phase_exact(void)
@@ -1261,13 +1306,15 @@ NOINL int phase_exact(void)
 	uc_pc = W.n_uc > 0 ? (uintptr_t)W.ucs[0] : 0;
 	drive(path, 1);
 	struct sfb_memo_entry *e = uc_pc ? entry_of(MEMO_EXACT_KEY(uc_pc)) : NULL;
-	CHECK(e && e == sfb_memo_pair(MEMO_EXACT_KEY(uc_pc)) + 1 && e->epoch == exe_epoch &&
+	CHECK(e && e == sfb_memo_pair(MEMO_EXACT_KEY(uc_pc)) + 1 &&
+		      e->epoch == SFB_MEMO_EXACT_EPOCH(exe_epoch) &&
 		      !entry_of(MEMO_KEY(uc_pc)),
 	      "the exact PC %#" PRIxPTR " (%s) is memoised, in the second entry of its pair, "
-	      "with the program's epoch, and not under its return-address key",
+	      "with the program's exact epoch, and not under its return-address key",
 	      uc_pc, sym_of(uc_pc));
 	if (!e)
 		return (int)(sink & 1);
+	exact_key_on_stack(e);
 
 	/* Then walks from it must stay right, with that entry used. */
 	struct tally t0 = { .phase = "exact PC memoised" };

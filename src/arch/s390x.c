@@ -135,12 +135,17 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 #define BASR_LEN 2
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	if (ra % SFB_INSN_ALIGN || ra - lo < BRASL_LEN || ra > hi)
+	/* The call lies in [lo, ra), each form tried only where it fits: a
+	 * range may start with a call. */
+	if (ra % SFB_INSN_ALIGN || ra <= lo || ra > hi)
 		return false;
+	const uintptr_t room = ra - lo;
 	const uint8_t *c = (const uint8_t *)ra;
-	return (c[-BRASL_LEN] == OP_BRASL && (c[-BRASL_LEN + 1] & 0x0f) == OP2_BRAS) ||
-	       (c[-BRAS_LEN] == OP_BRAS && (c[-BRAS_LEN + 1] & 0x0f) == OP2_BRAS) ||
-	       c[-BAS_LEN] == OP_BAS || c[-BASR_LEN] == OP_BASR;
+	return (room >= BRASL_LEN && c[-BRASL_LEN] == OP_BRASL &&
+		(c[-BRASL_LEN + 1] & 0x0f) == OP2_BRAS) ||
+	       (room >= BRAS_LEN && c[-BRAS_LEN] == OP_BRAS && (c[-BRAS_LEN + 1] & 0x0f) == OP2_BRAS) ||
+	       (room >= BAS_LEN && c[-BAS_LEN] == OP_BAS) ||
+	       (room >= BASR_LEN && c[-BASR_LEN] == OP_BASR);
 }
 
 /* The register save area keeps r2-r15 from offset 16 on. */

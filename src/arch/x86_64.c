@@ -116,41 +116,50 @@ void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t lo, uintptr_t hi,
 #define RM_SIB 4
 #define RM_DISP32 5
 
-static unsigned modrm_call_len(const uint8_t *m)
+/* Whether the len bytes at op are a call r/m64 (ff /2) of exactly that
+ * length.  Reads op[0, len) only: the bytes before a return address that
+ * lie in its code range, however close to the range's start. */
+static bool is_call_rm(const uint8_t *op, unsigned len)
 {
-	uint8_t modrm = m[0], mod = MODRM_MOD(modrm), rm = MODRM_RM(modrm);
+	if (op[0] != OP_GROUP5)
+		return false;
+	uint8_t modrm = op[1], mod = MODRM_MOD(modrm), rm = MODRM_RM(modrm);
 	if (MODRM_REG(modrm) != MODRM_REG_CALL)
-		return 0;
-	unsigned len = 2; /* ff + modrm */
+		return false;
+	unsigned n = 2; /* ff + modrm */
 	if (mod == MOD_REGISTER)
-		return len;
+		return len == n;
 	if (rm == RM_SIB) {
-		len++; /* SIB */
-		if (mod == MOD_DISP0 && SIB_BASE(m[1]) == RM_DISP32)
-			len += 4;
+		if (len < 3)
+			return false;
+		n++; /* SIB */
+		if (mod == MOD_DISP0 && SIB_BASE(op[2]) == RM_DISP32)
+			n += 4;
 	}
 	if (mod == MOD_DISP0 && rm == RM_DISP32)
-		len += 4; /* rip-relative */
+		n += 4; /* rip-relative */
 	else if (mod == MOD_DISP8)
-		len += 1;
+		n += 1;
 	else if (mod == MOD_DISP32)
-		len += 4;
-	return len;
+		n += 4;
+	return len == n;
 }
 
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	/* Room in [lo, ra) for the longest call, a REX prefix included. */
-	if (ra - lo < CALL_RM_MAX_LEN + 1 || ra > hi)
+	/* The call lies in [lo, ra): a range may start with one (code a JIT
+	 * registered whose first instruction calls), so each form is tried
+	 * only where it fits. */
+	if (ra <= lo || ra > hi)
 		return false;
+	const uintptr_t room = ra - lo;
 	const uint8_t *c = (const uint8_t *)ra;
-	if (c[-CALL_REL32_LEN] == OP_CALL_REL32)
+	if (room >= CALL_REL32_LEN && c[-CALL_REL32_LEN] == OP_CALL_REL32)
 		return true;
-	for (unsigned len = 2; len <= CALL_RM_MAX_LEN; len++) {
-		const uint8_t *op = c - len;
-		if (op[0] == OP_GROUP5 && modrm_call_len(op + 1) == len)
+	const unsigned most = room < CALL_RM_MAX_LEN ? (unsigned)room : CALL_RM_MAX_LEN;
+	for (unsigned len = 2; len <= most; len++)
+		if (is_call_rm(c - len, len))
 			return true;
-	}
 	return false;
 }
 

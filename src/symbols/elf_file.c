@@ -1,6 +1,6 @@
 /* Symbols from ELF files on disk: the loaded object's own file (its
  * .symtab, which stripping removes) and its detached debug file, found by
- * build-id.  Read with pread() into the caller's work area; the file is
+ * build-id or through .gnu_debuglink (debuglink.c).  Read with pread() into the caller's work area; the file is
  * untrusted: every offset and count is checked and capped. */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -137,15 +137,20 @@ __attribute__((constructor)) static void read_debug_dir(void)
 	}
 }
 
-int sfb_open_debug_file(const uint8_t *id, uint32_t len)
+const char *sfb_debug_dir(void)
+{
+	const char *dir = atomic_load_explicit(&debug_dir, memory_order_acquire);
+	return dir ? dir : "/usr/lib/debug";
+}
+
+static int open_build_id_file(const uint8_t *id, uint32_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *dir = atomic_load_explicit(&debug_dir, memory_order_acquire);
 	char path[DEBUG_DIR_CAP + sizeof "/.build-id/xx/" + 2 * SFB_MAX_BUILD_ID + sizeof ".debug"];
 	struct sfb_text b = { path, 0, sizeof path };
 	if (len < 2)
 		return -1;
-	sfb_put(&b, dir ? dir : "/usr/lib/debug");
+	sfb_put(&b, sfb_debug_dir());
 	sfb_put(&b, "/.build-id/");
 	for (uint32_t i = 0; i < len; i++) {
 		char byte[] = { hex[id[i] >> 4], hex[id[i] & 15], i == 0 ? '/' : '\0', '\0' };
@@ -176,4 +181,27 @@ int sfb_has_build_id(int fd, const Elf64_Ehdr *eh, uint64_t shnum, const uint8_t
 			return found_len == len && memcmp(work + desc, id, len) == 0;
 	}
 	return 0;
+}
+
+/* Build-id first: the file whose note proves it; else the link of the
+ * object's own file, whose CRC proves it.  A link in a file found by
+ * build-id is not followed. */
+int sfb_open_debug(const struct sfb_obj *o, int ofd, const Elf64_Ehdr *oeh, uint64_t oshnum,
+		   Elf64_Ehdr *eh, uint64_t *shnum, char *work, size_t wsize)
+{
+	uint8_t id[SFB_MAX_BUILD_ID];
+	uint32_t idlen = sfb_loaded_build_id_copy(o, id);
+	int fd;
+	if (idlen && (fd = open_build_id_file(id, idlen)) >= 0) {
+		if (sfb_read_ehdr(fd, eh, shnum) &&
+		    sfb_has_build_id(fd, eh, *shnum, id, idlen, work, wsize))
+			return fd;
+		close(fd);
+	}
+	if (ofd < 0 || (fd = sfb_open_debuglink(o, ofd, oeh, oshnum, work, wsize)) < 0)
+		return -1;
+	if (sfb_read_ehdr(fd, eh, shnum))
+		return fd;
+	close(fd);
+	return -1;
 }

@@ -8,35 +8,37 @@
 #include "symbols/demangle.h"
 #include "symbols/symtab.h"
 
+static int has_dwarf(int fd, struct sfb_elf_sections *secs, char *work, size_t wsize)
+{
+	return sfb_dsec_find(fd, secs, work, wsize) == 0 && secs->sec[SFB_DSEC_INFO].size &&
+	       secs->sec[SFB_DSEC_LINE].size;
+}
+
 /* The file holding object O's DWARF: its own file when that has
  * .debug_info and .debug_line (and is still the loaded one: same ELF
- * header), else its debug file by build-id (DESIGN.md, "Symbols").
- * Returns the open fd and *secs, or -1.  WORK: at least
- * SFB_DSEC_FIND_SCRATCH bytes. */
+ * header), else its debug file, by build-id or through the own file's
+ * .gnu_debuglink (DESIGN.md, "Symbols").  Returns the open fd and *secs,
+ * or -1.  WORK: at least SFB_DSEC_FIND_SCRATCH bytes. */
 static int debug_fd(struct sfb_obj *o, struct sfb_elf_sections *secs, char *work, size_t wsize)
 {
-	Elf64_Ehdr eh;
-	uint64_t shnum;
+	Elf64_Ehdr eh, deh;
+	uint64_t shnum = 0, dshnum;
 	sfb_load_segments(o);
 	int fd = sfb_open_object(o);
-	if (fd >= 0) {
-		if (sfb_read_ehdr(fd, &eh, &shnum) &&
-		    (!o->ehdr || memcmp(o->ehdr, &eh, sizeof eh) == 0) &&
-		    sfb_dsec_find(fd, secs, work, wsize) == 0 &&
-		    secs->sec[SFB_DSEC_INFO].size && secs->sec[SFB_DSEC_LINE].size)
-			return fd;
-		close(fd);
+	if (fd >= 0 && !(sfb_read_ehdr(fd, &eh, &shnum) &&
+			 (!o->ehdr || memcmp(o->ehdr, &eh, sizeof eh) == 0))) {
+		close(fd); /* not the loaded file: neither its DWARF nor its link */
+		fd = -1;
 	}
-	uint8_t id[SFB_MAX_BUILD_ID];
-	uint32_t idlen = sfb_loaded_build_id_copy(o, id);
-	if (!idlen || (fd = sfb_open_debug_file(id, idlen)) < 0)
-		return -1;
-	if (sfb_read_ehdr(fd, &eh, &shnum) &&
-	    sfb_has_build_id(fd, &eh, shnum, id, idlen, work, wsize) &&
-	    sfb_dsec_find(fd, secs, work, wsize) == 0 &&
-	    secs->sec[SFB_DSEC_INFO].size && secs->sec[SFB_DSEC_LINE].size)
+	if (fd >= 0 && has_dwarf(fd, secs, work, wsize))
 		return fd;
-	close(fd);
+	int dfd = sfb_open_debug(o, fd, &eh, shnum, &deh, &dshnum, work, wsize);
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0 && has_dwarf(dfd, secs, work, wsize))
+		return dfd;
+	if (dfd >= 0)
+		close(dfd);
 	return -1;
 }
 

@@ -122,16 +122,17 @@ int sfb_symbolize(uintptr_t pc, int return_address, struct sframe_symbol *out,
 	sfb_scan_dynsym(&o, &ts);
 	/* The path may now name another file (a package upgrade replaced
 	 * it): use its symbols only if its header is the loaded one. */
-	int fd = sfb_open_object(&o), dfd = -1, had_symtab = 0;
+	int fd = sfb_open_object(&o), dfd = -1, had_symtab = 0, loaded = 0;
 	if (fd >= 0 && sfb_read_ehdr(fd, &eh, &shnum) &&
-	    (!o.ehdr || memcmp(o.ehdr, &eh, sizeof eh) == 0))
+	    (!o.ehdr || memcmp(o.ehdr, &eh, sizeof eh) == 0)) {
+		loaded = 1;
 		had_symtab = sfb_scan_symtab(&o, fd, &eh, shnum, &ts, work, wsize);
-	uint8_t id[SFB_MAX_BUILD_ID];
-	uint32_t idlen = had_symtab ? 0 : sfb_loaded_build_id_copy(&o, id);
-	if (idlen && (dfd = sfb_open_debug_file(id, idlen)) >= 0 &&
-	    sfb_read_ehdr(dfd, &eh, &shnum) &&
-	    sfb_has_build_id(dfd, &eh, shnum, id, idlen, work, wsize))
-		sfb_scan_symtab(&o, dfd, &eh, shnum, &ts, work, wsize);
+	}
+	Elf64_Ehdr deh;
+	uint64_t dshnum;
+	if (!had_symtab && (dfd = sfb_open_debug(&o, loaded ? fd : -1, &eh, shnum, &deh, &dshnum,
+						 work, wsize)) >= 0)
+		sfb_scan_symtab(&o, dfd, &deh, dshnum, &ts, work, wsize);
 	const struct sfb_best *b = &ts.best[0];
 	if (!sfb_names_target(b) && ts.n > 1)
 		b = &ts.best[1];

@@ -4,6 +4,7 @@
  *   loaded.c    the objects in memory: segments, .dynsym, build-id;
  *   elf_file.c  ELF files on disk and detached debug files: section
  *               headers, .symtab, the build-id debug directory;
+ *   debuglink.c debug files named by an object's .gnu_debuglink;
  *   perf_map.c  JIT code, named by /tmp/perf-PID.map.
  * All of it is async-signal-safe: no malloc, no stdio, no lock; files are
  * read with open/pread into the caller's scratch; every offset and size
@@ -88,9 +89,25 @@ SFB_HIDDEN int sfb_scan_symtab(const struct sfb_obj *o, int fd, const Elf64_Ehdr
 			       uint64_t shnum, struct sfb_targets *ts, char *work,
 			       size_t wsize);
 SFB_HIDDEN int sfb_open_object(const struct sfb_obj *o);
-SFB_HIDDEN int sfb_open_debug_file(const uint8_t *id, uint32_t len);
 SFB_HIDDEN int sfb_has_build_id(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
 				const uint8_t *id, uint32_t len, char *work, size_t wsize);
+/* The debug directory: $SFRAME_BT_DEBUG_DIR, else /usr/lib/debug. */
+SFB_HIDDEN const char *sfb_debug_dir(void);
+/* Object O's detached debug file, open, with its header in *eh and
+ * *shnum: by build-id, else through the .gnu_debuglink of O's file OFD
+ * (-1: none, or not the loaded one; OEH, OSHNUM: its header); -1 if none
+ * is found. */
+SFB_HIDDEN int sfb_open_debug(const struct sfb_obj *o, int ofd, const Elf64_Ehdr *oeh,
+			      uint64_t oshnum, Elf64_Ehdr *eh, uint64_t *shnum, char *work,
+			      size_t wsize);
+
+/* debuglink.c */
+#define SFB_DEBUGLINK_NAME_MAX 255           /* bytes of a link's file name */
+#define SFB_DEBUGLINK_MAX_BYTES (256u << 20) /* a candidate larger is not read */
+/* The debug file OFD's .gnu_debuglink names, open, its CRC checked; -1 if
+ * none.  OFD: O's file, the loaded one; EH, SHNUM: its header. */
+SFB_HIDDEN int sfb_open_debuglink(const struct sfb_obj *o, int ofd, const Elf64_Ehdr *eh,
+				  uint64_t shnum, char *work, size_t wsize);
 
 /* perf_map.c */
 SFB_HIDDEN int sfb_open_perf_map(char *path, size_t cap);

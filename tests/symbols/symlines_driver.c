@@ -4,7 +4,8 @@
  *
  *   symlines_driver [-n] OBJECT < ADDRS
  *
- * OBJECT is dlopen()ed (libc: already loaded); each address, in
+ * OBJECT is dlopen()ed (libc: already loaded; "-": the driver itself,
+ * when linked with the code to look up); each address, in
  * hexadecimal one a line, is an address of OBJECT's file, symbolized at
  * its load bias plus it, in a SIGUSR1 handler on a 64 KiB alternate
  * stack filled with a pattern.  Output per address: "0x%016x", then a
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: symlines_driver [-n] OBJECT < ADDRS\n");
 		return 2;
 	}
-	void *h = dlopen(argv[a0], RTLD_NOW);
+	void *h = dlopen(strcmp(argv[a0], "-") == 0 ? NULL : argv[a0], RTLD_NOW);
 	struct link_map *lm = NULL;
 	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm) {
 		fprintf(stderr, "%s: %s\n", argv[a0], dlerror());

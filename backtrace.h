@@ -209,7 +209,10 @@ struct sframe_symbol {
  * libc), that of its detached debug file: DIR/.build-id/xx/yyyy.debug for
  * build-id xxyyyy, DIR being $SFRAME_BT_DEBUG_DIR (read once, when the
  * library loads) or /usr/lib/debug, used only if its build-id note
- * matches.  A symbol's size bounds it, and one without a size ends where
+ * matches; else the file the object's .gnu_debuglink names, looked for
+ * as GDB does (the object's directory, its .debug/, DIR followed by the
+ * object's directory), used only if its CRC-32 is the link's (a file
+ * over 256 MiB is not read).  A symbol's size bounds it, and one without a size ends where
  * the next symbol starts: a PC that no symbol covers (past a function's
  * end) gets no name.  A PC in no loaded object (JIT code) is named by
  * its registration (sframe_jit_register(): object "[jit]"), else from

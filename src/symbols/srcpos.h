@@ -1,5 +1,6 @@
 /* Source positions of runtime PCs: the object holding a PC, the file
- * holding its DWARF (its own file, else its debug file by build-id), and
+ * holding its DWARF (its own file, else its debug file, by build-id or
+ * through .gnu_debuglink), and
  * the lines reader (symbols/lines.h) on it.  For sframe_symbolize()
  * (one PC, in the caller's scratch) and for the crash report (many PCs,
  * through a cache of open files: struct sfb_srcpos_cache).

@@ -71,7 +71,8 @@ TEST_BINS += $(LAYOUT_BINS)
 # as a normal program and, static, with gcc -static (no .eh_frame_hdr:
 # libc's CFI found through sframebt's own index), gcc -static
 # -Wl,--eh-frame-hdr and -static-pie; static_cxx.cc, an uncaught C++
-# exception, with g++ -static.  Static builds are not possible under the
+# exception, with g++ -static; t_static_report.sh checks their crash
+# handler's reports.  Static builds are not possible under the
 # sanitizers, whose runtimes do not link statically: left out there.
 # clang asks for .eh_frame_hdr where gcc does not: NO_EH_HDR makes both
 # link the way gcc -static does.

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "gcc_compare.h"
 #include "sig_install.h"
+#include "uc_regs.h"
 
 extern "C" char _start[];
 static uintptr_t main_ra;
@@ -43,9 +44,38 @@ __attribute__((noinline)) static void thrower(int depth)
 	sink++;
 }
 
-int main()
+// report-cxx: the library's crash handler reports the abort; on_report,
+// installed over it, first writes libgcc's frames of the same context
+// (t_static_report.sh compares them, as for t_static.c).
+static struct sigaction lib_handler;
+
+static void on_report(int sig, siginfo_t *si, void *uc)
+{
+	walk_now(uc, &crash);
+	uintptr_t pc = (uintptr_t)UC_PC((ucontext_t *)uc);
+	int from = 0;
+	while (from < crash.n_gcc && crash.gcc[from] != pc)
+		from++;
+	char line[64];
+	for (int i = from; i < crash.n_gcc; i++) {
+		int k = snprintf(line, sizeof line, "# libgcc #%d %#lx\n", i - from,
+				 (unsigned long)crash.gcc[i]);
+		if (write(STDOUT_FILENO, line, (size_t)k) != k)
+			break;
+	}
+	lib_handler.sa_sigaction(sig, si, uc);
+}
+
+int main(int argc, char **argv)
 {
 	main_ra = (uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0));
+	if (argc > 1 && !strcmp(argv[1], "report-cxx")) {
+		sframe_install_crash_handler(STDERR_FILENO);
+		sigaction(SIGABRT, NULL, &lib_handler);
+		sig_install(SIGABRT, on_report, SA_ONSTACK);
+		thrower(4);
+		return 1;
+	}
 	sig_install(SIGABRT, on_abort, SA_RESETHAND);
 	thrower(4);
 	CHECK(0, "c++ uncaught exception: terminate() did not abort");

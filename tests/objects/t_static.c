@@ -1,9 +1,9 @@
-/* Crashes and samples through libc in a static program, whose libc code
+/* Crashes and samples through glibc in a static program, whose libc code
  * has .eh_frame but, unless linked --eh-frame-hdr, no search table: the
  * index sframebt builds at load (objects/main_eh.h) must walk it whole.
  * tests/objects/build.mk builds this file with gcc -static, with and
- * without -Wl,--eh-frame-hdr, and -static-pie (tests/port/run.sh: musl
- * -static too); static_cxx.cc adds an uncaught C++ exception.
+ * without -Wl,--eh-frame-hdr, and -static-pie; static_cxx.cc adds an
+ * uncaught C++ exception.
  *
  * With no argument the program runs itself once per case, each in a
  * child that crashes: abort(), a failed assert(), strlen(NULL), a qsort()
@@ -13,6 +13,10 @@
  * which finds this .eh_frame through crtbegin's __register_frame_info)
  * must give the same frames, through main to _start, where the walk
  * ends at the outermost frame.
+ *
+ * With report-CASE (tests/objects/t_static_report.sh) the case's crash is
+ * reported by the library's crash handler, sframe_install_crash_handler(),
+ * and libgcc's frames of the same context are written beside it.
  *
  * Built with TABLE_FULL and linked with 17000 functions of its own that
  * have CFI (more FDEs than objects/main_eh.h's table holds, and before
@@ -75,6 +79,31 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	snprintf(how, sizeof how, "(%s)", strsignal(sig));
 	check_whole(how, &crash);
 	_exit(check_failures ? 1 : 0);
+}
+
+/* Mode report-CASE: the library's crash handler reports the crash.  It is
+ * installed first; on_report, installed over it, writes libgcc's frames
+ * of the same context to stdout, "# libgcc #N 0xPC" from the context's
+ * PC on, then hands the signal to it (same signal, siginfo and context),
+ * which writes its report to stderr and lets the process die of the
+ * signal.  t_static_report.sh compares the two, frame by frame. */
+static struct sigaction lib_handler[NSIG];
+
+static void on_report(int sig, siginfo_t *si, void *uc)
+{
+	walk_now(uc, &crash);
+	uintptr_t pc = (uintptr_t)UC_PC((ucontext_t *)uc);
+	int from = 0;
+	while (from < crash.n_gcc && crash.gcc[from] != pc)
+		from++;
+	char line[64];
+	for (int i = from; i < crash.n_gcc; i++) {
+		int k = snprintf(line, sizeof line, "# libgcc #%d %#lx\n", i - from,
+				 (unsigned long)crash.gcc[i]);
+		if (write(STDOUT_FILENO, line, (size_t)k) != k)
+			break;
+	}
+	lib_handler[sig].sa_sigaction(sig, si, uc);
 }
 
 /* ---- The cases ----------------------------------------------------------- */
@@ -183,6 +212,17 @@ static const char *const cases[] = { "abort", "assert", "strlen", "qsort", "samp
 int main(int argc, char **argv)
 {
 	main_ra = RA();
+	if (argc > 1 && !strncmp(argv[1], "report-", 7)) {
+		mode = argv[1] + 7;
+		sframe_install_crash_handler(STDERR_FILENO);
+		int sigs[] = { SIGABRT, SIGSEGV, SIGBUS };
+		for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+			sigaction(sigs[i], NULL, &lib_handler[sigs[i]]);
+			sig_install(sigs[i], on_report, SA_ONSTACK);
+		}
+		chain(4, mode);
+		return 1;
+	}
 	if (argc > 1) {
 		mode = argv[1];
 		sig_install(SIGPROF, on_prof, SA_RESTART);

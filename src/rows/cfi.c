@@ -524,16 +524,47 @@ enum cfa_class {
  * is), and a ULEB128 number then a block. */
 enum { OPND_LOW6 = SFB_DW_SHAPES, OPND_LOW6_ULEB, OPND_PTR, OPND_BLOCK, OPND_ULEB_BLOCK };
 
-/* An instruction's operand shape (sfb_dw_shape or the above), class, and
- * the rule kind it gives; four bytes, for a cheap index. */
+/* The (class, operand shape) pairs of nearly every instruction compilers
+ * emit: DW_CFA_advance_loc, offset, def_cfa_offset, nop, advance_loc1,
+ * def_cfa, remember_state and restore_state.  run() has a copy of the
+ * interpreter's code for each, its class and shape fixed, so that such an
+ * instruction costs one dispatch; any other takes the general path
+ * (operands by shape, then the class). */
+enum cfa_form {
+	FORM_GENERAL,
+	FORM_ADVANCE_LOW6,
+	FORM_OFFSET_LOW6_ULEB,
+	FORM_DEF_CFA_OFFSET_ULEB,
+	FORM_NOP,
+	FORM_ADVANCE_U8,
+	FORM_DEF_CFA_ULEB_ULEB,
+	FORM_REMEMBER_STATE,
+	FORM_RESTORE_STATE,
+};
+
+#define FORM_IS(cls, opnd, c, o) ((unsigned)(cls) == (c) && (unsigned)(opnd) == (unsigned)(o))
+#define FORM_OF(cls, opnd)                                                                 \
+	(FORM_IS(cls, opnd, CFA_ADVANCE, OPND_LOW6)                ? FORM_ADVANCE_LOW6        \
+	 : FORM_IS(cls, opnd, CFA_OFFSET, OPND_LOW6_ULEB)          ? FORM_OFFSET_LOW6_ULEB    \
+	 : FORM_IS(cls, opnd, CFA_DEF_CFA_OFFSET, SFB_DW_ULEB)     ? FORM_DEF_CFA_OFFSET_ULEB \
+	 : FORM_IS(cls, opnd, CFA_NOP, SFB_DW_NONE)                ? FORM_NOP                 \
+	 : FORM_IS(cls, opnd, CFA_ADVANCE, SFB_DW_U8)              ? FORM_ADVANCE_U8          \
+	 : FORM_IS(cls, opnd, CFA_DEF_CFA, SFB_DW_ULEB_ULEB)       ? FORM_DEF_CFA_ULEB_ULEB   \
+	 : FORM_IS(cls, opnd, CFA_REMEMBER_STATE, SFB_DW_NONE)     ? FORM_REMEMBER_STATE      \
+	 : FORM_IS(cls, opnd, CFA_RESTORE_STATE, SFB_DW_NONE)      ? FORM_RESTORE_STATE       \
+	 : FORM_GENERAL)
+
+/* An instruction's operand shape (sfb_dw_shape or the above), class, the
+ * rule kind it gives, and its form (FORM_OF() the class and shape); four
+ * bytes, for a cheap index. */
 struct cfa_shape {
 	uint8_t opnd;
 	uint8_t cls;
 	uint8_t kind;
-	uint8_t unused;
+	uint8_t form;
 };
 
-#define SHAPE(cls, kind, opnd) { opnd, cls, kind, 0 }
+#define SHAPE(cls, kind, opnd) { opnd, cls, kind, FORM_OF(cls, opnd) }
 
 /* Indexed by the opcode byte; every opcode without an entry is
  * CFA_REFUSED. */
@@ -588,8 +619,9 @@ static int skip_block(const struct sfb_bytes *b, uint64_t *at, uint64_t end, uin
 
 /* The operands of instruction op, of shape opnd, at *at (below end), in
  * a[0] and a[1]. */
-static int cfa_operands(const struct interp *in, uint64_t *at, uint64_t end, unsigned op,
-			unsigned opnd, uint64_t *a)
+static inline __attribute__((always_inline)) int
+cfa_operands(const struct interp *in, uint64_t *at, uint64_t end, unsigned op, unsigned opnd,
+	     uint64_t *a)
 {
 	const struct sfb_bytes *b = &in->s->frame;
 	int err;
@@ -617,14 +649,16 @@ static int cfa_operands(const struct interp *in, uint64_t *at, uint64_t end, uns
 	}
 }
 
-/* One instruction of shape d on its operands a. */
-static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a, bool cie)
+/* One instruction of class cls (giving rules of kind kind, its operands
+ * of shape opnd) on its operands a. */
+static inline __attribute__((always_inline)) int
+step(struct interp *in, unsigned cls, unsigned kind, unsigned opnd, const uint64_t *a, bool cie)
 {
 	struct rules *cur = &in->cur;
 	int32_t off;
 	rule_t rule;
 	int err;
-	switch (d->cls) {
+	switch (cls) {
 	case CFA_NOP:
 		return SFB_CFI_OK;
 	case CFA_SET_LOC:
@@ -633,13 +667,13 @@ static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a,
 		return advance(in, a[0], cie);
 	case CFA_OFFSET:
 	case CFA_NEG_OFFSET:
-		TRY(factored_operand(in, d->opnd, a[1], &off));
-		if (d->cls == CFA_NEG_OFFSET) {
+		TRY(factored_operand(in, opnd, a[1], &off));
+		if (cls == CFA_NEG_OFFSET) {
 			if (off == INT32_MIN)
 				return SFB_CFI_E_REGISTER;
 			off = -off;
 		}
-		TRY(offset_rule(d->kind, off, &rule));
+		TRY(offset_rule(kind, off, &rule));
 		set_rule(in, a[0], rule);
 		return SFB_CFI_OK;
 	case CFA_RESTORE:
@@ -647,12 +681,12 @@ static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a,
 			cur->reg[a[0]] = cie ? R_SAME : in->init.reg[a[0]];
 		return SFB_CFI_OK;
 	case CFA_RULE:
-		set_rule(in, a[0], mkrule(d->kind, 0));
+		set_rule(in, a[0], mkrule(kind, 0));
 		return SFB_CFI_OK;
 	case CFA_REGISTER:
 		if (a[0] < SFB_CFI_REGS && a[1] >= SFB_CFI_REGS)
 			return SFB_CFI_E_REGISTER;
-		set_rule(in, a[0], mkrule(d->kind, (uint16_t)a[1]));
+		set_rule(in, a[0], mkrule(kind, (uint16_t)a[1]));
 		return SFB_CFI_OK;
 	case CFA_REMEMBER_STATE:
 		if (in->depth == SFB_CFI_STATE_DEPTH)
@@ -665,7 +699,7 @@ static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a,
 		*cur = in->stack[--in->depth];
 		return SFB_CFI_OK;
 	case CFA_DEF_CFA:
-		TRY(cfa_offset(in, d->opnd, a[1], &off));
+		TRY(cfa_offset(in, opnd, a[1], &off));
 		if (a[0] >= SFB_CFI_REGS)
 			return SFB_CFI_E_REGISTER;
 		cur->cfa = (struct sfb_loc){ SFB_LOC_EXPR, 0, (uint16_t)a[0], off };
@@ -679,7 +713,7 @@ static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a,
 		cur->cfa_expr.kind = SFB_LOC_SAME;
 		return SFB_CFI_OK;
 	case CFA_DEF_CFA_OFFSET:
-		TRY(cfa_offset(in, d->opnd, a[0], &off));
+		TRY(cfa_offset(in, opnd, a[0], &off));
 		cur->cfa.kind = SFB_LOC_EXPR;
 		cur->cfa.off = off;
 		return SFB_CFI_OK;
@@ -690,7 +724,7 @@ static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a,
 	case CFA_EXPRESSION:
 		if (a[1] > RULE_ARG_MAX)
 			return SFB_CFI_E_EXPR;
-		set_rule(in, a[0], mkrule(d->kind, (int32_t)a[1]));
+		set_rule(in, a[0], mkrule(kind, (int32_t)a[1]));
 		return SFB_CFI_OK;
 	case CFA_NEGATE_RA_STATE:
 		cur->ra_signed ^= 1;
@@ -703,21 +737,64 @@ static int step(struct interp *in, const struct cfa_shape *d, const uint64_t *a,
 	}
 }
 
+/* Instruction op at *at (below end, its opcode read): operands of shape
+ * opnd, class cls, rule kind kind. */
+static inline __attribute__((always_inline)) int
+insn(struct interp *in, uint64_t *at, uint64_t end, unsigned op, unsigned opnd, unsigned cls,
+     unsigned kind, bool cie)
+{
+	uint64_t a[2];
+	int err;
+	TRY(cfa_operands(in, at, end, op, opnd, a));
+	return step(in, cls, kind, opnd, a, cie);
+}
+
 /* Run the instructions in [at, end) of .eh_frame.  SFB_CFI_OK at their
- * end, ROW_DONE when the next row starts after the PC, else an error. */
+ * end, ROW_DONE when the next row starts after the PC, else an error.
+ * The frequent forms (FORM_OF) are insn() with their shape and class
+ * fixed; the rest insn() on the table's. */
 static int run(struct interp *in, uint64_t at, uint64_t end, bool cie)
 {
 	const struct sfb_bytes *b = &in->s->frame;
 	int err;
 	while (at < end) {
-		uint64_t op, a[2];
+		uint64_t op;
 		if (++in->ops > SFB_CFI_MAX_OPS)
 			return SFB_CFI_E_BUDGET;
 		if (!sfb_dw_get(b, &at, end, 1, &op))
 			return SFB_CFI_E_TRUNCATED;
 		const struct cfa_shape *d = &cfa_shapes[op];
-		TRY(cfa_operands(in, &at, end, (unsigned)op, d->opnd, a));
-		TRY(step(in, d, a, cie));
+		unsigned o = (unsigned)op;
+		switch (d->form) {
+		case FORM_ADVANCE_LOW6:
+			err = insn(in, &at, end, o, OPND_LOW6, CFA_ADVANCE, d->kind, cie);
+			break;
+		case FORM_OFFSET_LOW6_ULEB:
+			err = insn(in, &at, end, o, OPND_LOW6_ULEB, CFA_OFFSET, d->kind, cie);
+			break;
+		case FORM_DEF_CFA_OFFSET_ULEB:
+			err = insn(in, &at, end, o, SFB_DW_ULEB, CFA_DEF_CFA_OFFSET, d->kind, cie);
+			break;
+		case FORM_NOP:
+			err = insn(in, &at, end, o, SFB_DW_NONE, CFA_NOP, d->kind, cie);
+			break;
+		case FORM_ADVANCE_U8:
+			err = insn(in, &at, end, o, SFB_DW_U8, CFA_ADVANCE, d->kind, cie);
+			break;
+		case FORM_DEF_CFA_ULEB_ULEB:
+			err = insn(in, &at, end, o, SFB_DW_ULEB_ULEB, CFA_DEF_CFA, d->kind, cie);
+			break;
+		case FORM_REMEMBER_STATE:
+			err = insn(in, &at, end, o, SFB_DW_NONE, CFA_REMEMBER_STATE, d->kind, cie);
+			break;
+		case FORM_RESTORE_STATE:
+			err = insn(in, &at, end, o, SFB_DW_NONE, CFA_RESTORE_STATE, d->kind, cie);
+			break;
+		default:
+			err = insn(in, &at, end, o, d->opnd, d->cls, d->kind, cie);
+		}
+		if (err)
+			return err;
 	}
 	return SFB_CFI_OK;
 }

@@ -3,7 +3,11 @@
  * index sframebt builds at load (objects/main_eh.h) must walk it whole.
  * tests/objects/build.mk builds this file with gcc -static, with and
  * without -Wl,--eh-frame-hdr, and -static-pie; static_cxx.cc adds an
- * uncaught C++ exception.
+ * uncaught C++ exception.  Not musl: Debian's musl libc.a has no CFI at
+ * all (no FDE in any member), so a walk there stops at the first libc
+ * frame; and libgcc_eh, the oracle here, needs glibc's _dl_find_object
+ * and links against no musl.  tests/port/t_musl_static.c checks that
+ * stop instead.
  *
  * With no argument the program runs itself once per case, each in a
  * child that crashes: abort(), a failed assert(), strlen(NULL), a qsort()

@@ -5,7 +5,10 @@
 #                 (tests/fixtures/toolchains.sh), linked against them and
 #                 run with their ld.so (discovery: the object table)
 #   musl          Debian's musl-gcc, dynamic (the object table)
-#   musl-static   musl-gcc -static (__ehdr_start)
+#   musl-static   musl-gcc -static (__ehdr_start); and
+#                 tests/port/t_musl_static.c, built -static, -static
+#                 -Wl,--eh-frame-hdr and static-PIE: walks into musl's
+#                 libc.a, which has no CFI, stop there with no-unwind-info
 # Each configuration builds the library in its own build-port-* directory
 # and runs tests/port/t_port_walk.c (chains, SIGPROF samples, a crash,
 # a dlopen()ed object where there is a dynamic linker); glibc 2.31 also
@@ -156,6 +159,46 @@ if build musl $B CC=musl-gcc lib $B/tests/t_port_walk $B/tests/t_port_static; th
 	readelf -lW $B/tests/t_port_static | grep -q INTERP
 	check musl-static $((! $?)) "t_port_static (musl) has no program interpreter (static)"
 	run musl-static $B/tests/t_port_static
+	# Crashes and samples through musl's libc, in each static layout.
+	# musl-gcc's specs know no -static-pie: its start file (rcrt1.o, next
+	# to the specs the musl-gcc script names) and link options are given
+	# by hand.
+	M=$(sed -n 's|.*-specs "\(.*\)/musl-gcc\.specs".*|\1|p' "$(command -v musl-gcc)")
+	[ -f "$M/rcrt1.o" ] || M=/usr/lib/x86_64-linux-musl
+	# What t_musl_static expects rests on this: musl's libc.a has no
+	# unwind tables (its start files' FDEs are .debug_frame, not loaded).
+	n=$(readelf -SW "$M/libc.a" 2>/dev/null | grep -cE '\.(eh_frame|sframe)')
+	check musl-static "$n" "$M/libc.a has no .eh_frame or .sframe section ($n found)"
+	TF="-std=gnu11 -Wall -Wextra -Werror -I. -Isrc -Itests -Itests/lib -O2 -g"
+	TF="$TF -Wa,--gsframe -fomit-frame-pointer -fno-optimize-sibling-calls"
+	for v in static static-hdr static-pie; do
+		case $v in
+		static) how="-static" ;;
+		static-hdr) how="-static -Wl,--eh-frame-hdr" ;;
+		static-pie) how="-fPIE -nostartfiles -Wl,-static,-pie,--no-dynamic-linker,-z,text
+			$M/rcrt1.o $M/crti.o $(gcc -print-file-name=crtbeginS.o)" ;;
+		esac
+		end=
+		[ $v = static-pie ] && end="$(gcc -print-file-name=crtendS.o) $M/crtn.o"
+		P=$B/tests/t_musl_$v
+		# shellcheck disable=SC2086 # word splitting of the options wanted
+		if musl-gcc $TF $how tests/port/t_musl_static.c $B/libsframebt.a $end -o "$P" \
+			>>"$B/build.log" 2>&1; then
+			h=$(readelf -lhW "$P")
+			case $v in
+			static) ! echo "$h" | grep -Eq 'INTERP|GNU_EH_FRAME|Type: *DYN' ;;
+			static-hdr) ! echo "$h" | grep -Eq 'INTERP|Type: *DYN' &&
+				echo "$h" | grep -q GNU_EH_FRAME ;;
+			static-pie) ! echo "$h" | grep -q INTERP && echo "$h" | grep -Eq 'Type: *DYN' ;;
+			esac
+			check musl-$v $? "t_musl_$v is static, laid out as $v (readelf)"
+			run musl-$v "$P"
+		else
+			echo "not ok - [musl-$v] t_musl_static: build failed"
+			tail -15 "$B/build.log" | sed 's/^/#   /'
+			fail=$((fail + 1))
+		fi
+	done
 fi
 
 echo "$pass passed, $fail failed"

@@ -123,6 +123,9 @@ int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *se
 		t->z = (struct sfb_inflate *)((uint8_t *)zstate + i * SFB_DSEC_ZSTATE);
 		t->zwindow = (uint8_t *)t->z + sizeof(struct sfb_inflate);
 		t->zin = t->zwindow + SFB_INFLATE_WINDOW;
+		t->zd = (struct sfb_zstd *)t->z;
+		t->zhist = (uint8_t *)t->z + SFB_DSEC_ZSTD_STRUCT;
+		t->d = d;
 		t->owner = -1;
 	}
 	for (int id = 0; id < SFB_DSEC_COUNT; id++) {
@@ -142,10 +145,9 @@ int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *se
 			return SFB_DSEC_E_IO;
 		if (sfb_chdr_read(h, sizeof h, true, &ch))
 			return SFB_DSEC_E_CHDR;
-		if (ch.type == SFB_ELFCOMPRESS_ZSTD)
-			return SFB_DSEC_E_ZSTD;
-		if (ch.type != SFB_ELFCOMPRESS_ZLIB)
+		if (ch.type != SFB_ELFCOMPRESS_ZLIB && ch.type != SFB_ELFCOMPRESS_ZSTD)
 			return SFB_DSEC_E_CHDR;
+		d->zstd[id] = ch.type == SFB_ELFCOMPRESS_ZSTD;
 		d->data[id] = s->offset + ch.header_size;
 		d->size[id] = ch.size;
 	}
@@ -179,6 +181,49 @@ static struct sfb_dstream *z_of(struct sfb_dsecs *d, int id)
 	return NULL;
 }
 
+/* Bytes of section ID's compressed data. */
+static uint64_t csize_of(const struct sfb_dsecs *d, int id)
+{
+	return d->sec[id].size - (d->data[id] - d->sec[id].offset);
+}
+
+/* The zstd decoder's input: N bytes at OFF of its section's frames. */
+static int zstd_read(void *ctx, uint64_t off, void *buf, size_t n)
+{
+	struct sfb_dstream *t = ctx;
+	struct sfb_dsecs *d = t->d;
+	if (t->owner < 0 || off > csize_of(d, t->owner) || n > csize_of(d, t->owner) - off)
+		return -1;
+	d->preads++;
+	return pread_all(d->fd, buf, n, d->data[t->owner] + off);
+}
+
+/* Section ID's next N bytes from zstd stream T into OUT (NULL: discard
+ * them). */
+static int zstd_take(struct sfb_dsecs *d, struct sfb_dstream *t, uint8_t *out, uint64_t n)
+{
+	while (n) {
+		if (d->inflated + n > SFB_DSEC_MAX_INFLATE)
+			return SFB_DSEC_E_BUDGET_INFLATE;
+		size_t step = n > (1u << 30) ? (1u << 30) : (size_t)n, got;
+		int rc = sfb_zstd_decode(t->zd, out, step, &got);
+		t->out += got;
+		d->inflated += got;
+		n -= got;
+		if (out)
+			out += got;
+		if (rc == SFB_ZSTD_E_WINDOW)
+			return SFB_DSEC_E_ZSTD_WINDOW;
+		if (rc == SFB_ZSTD_E_READ)
+			return SFB_DSEC_E_IO;
+		if (rc < 0)
+			return SFB_DSEC_E_ZSTD;
+		if (rc == SFB_ZSTD_END && n)
+			return SFB_DSEC_E_TRUNCATED; /* the frames are shorter than ch_size */
+	}
+	return 0;
+}
+
 /* Restart a stream on section ID's data: the one that decodes it, else
  * a free one, else the least recently used. */
 static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
@@ -191,8 +236,13 @@ static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
 		if (i == 0 || d->zs[i].used < t->used)
 			t = i == 0 ? &d->zs[0] : &d->zs[i];
 	t->cp_valid = t->cp_valid && t->owner == id;
-	sfb_inflate_init(t->z, SFB_INFLATE_ZLIB, t->zwindow);
-	sfb_inflate_set_limit(t->z, d->size[id]);
+	if (d->zstd[id]) {
+		sfb_zstd_init(t->zd, t->zhist, SFB_DSEC_ZSTD_HISTORY, csize_of(d, id), zstd_read, t);
+		sfb_zstd_set_limit(t->zd, d->size[id]);
+	} else {
+		sfb_inflate_init(t->z, SFB_INFLATE_ZLIB, t->zwindow);
+		sfb_inflate_set_limit(t->z, d->size[id]);
+	}
 	t->owner = id;
 	t->in_off = 0;
 	t->out = 0;
@@ -204,8 +254,10 @@ static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
  * discard them). */
 static int z_take(struct sfb_dsecs *d, struct sfb_dstream *t, int id, uint8_t *out, uint64_t n)
 {
+	if (d->zstd[id])
+		return zstd_take(d, t, out, n);
 	struct sfb_inflate *z = t->z;
-	uint64_t csize = d->sec[id].size - (d->data[id] - d->sec[id].offset);
+	uint64_t csize = csize_of(d, id);
 	while (n) {
 		if (d->inflated + n > SFB_DSEC_MAX_INFLATE)
 			return SFB_DSEC_E_BUDGET_INFLATE;
@@ -272,6 +324,17 @@ int sfb_dview_need(struct sfb_dview *v, uint64_t off, size_t n)
 	if (t && t->out == end && off >= v->base && off <= end) {
 		keep = (size_t)(end - off);
 		memmove(v->buf, v->buf + (off - v->base), keep);
+	} else if (t && d->zstd[v->id] && t->out > off && t->out - off <= SFB_DSEC_ZSTD_HISTORY &&
+		   t->out - off <= t->zd->total_out) {
+		/* Behind the stream, but still in its history ring. */
+		keep = t->out - off < want ? (size_t)(t->out - off) : want;
+		size_t at = (t->zd->wpos + SFB_DSEC_ZSTD_HISTORY - (size_t)(t->out - off)) %
+			    SFB_DSEC_ZSTD_HISTORY;
+		for (size_t k = 0; k < keep; k++) {
+			v->buf[k] = t->zhist[at];
+			if (++at == SFB_DSEC_ZSTD_HISTORY)
+				at = 0;
+		}
 	} else if (!t || t->out > off) {
 		t = z_restart(d, v->id);
 		if (t->cp_valid && t->cp_out <= off) {
@@ -411,7 +474,8 @@ const char *sfb_dsec_err_name(int err)
 		[0] = "ok", [1] = "io", [2] = "truncated", [3] = "leb128",
 		[4] = "string-too-long", [5] = "compression-header", [6] = "inflate",
 		[7] = "inflate-budget", [8] = "load-budget", [9] = "not-elf64",
-		[10] = "no-section", [11] = "scratch-too-small", [12] = "zstd-compressed",
+		[10] = "no-section", [11] = "scratch-too-small", [12] = "zstd",
+		[13] = "zstd-window-too-large",
 	};
 	if (err > 0 || err < SFB_DSEC_E_LAST_)
 		return "unknown";

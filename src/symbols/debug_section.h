@@ -2,17 +2,28 @@
  * in a signal handler: no allocation, no lock, no stdio.
  *
  * A section is a range of the file, compressed (SHF_COMPRESSED, an
- * Elf64_Chdr then a zlib stream) or not.  A view is a window of the
+ * Elf64_Chdr then a zlib stream or Zstandard frames) or not.  A view is a window of the
  * section's uncompressed bytes in a buffer the caller gives (part of its
  * scratch); a read names an offset in the section, and the view loads
  * the bytes there when its window does not hold them.  An uncompressed
  * section loads with one pread.  A compressed one is decompressed
- * sequentially by the one inflater of its struct sfb_dsecs: a load at or
+ * sequentially by one decoder (a stream) of its struct sfb_dsecs: a load at or
  * past the inflater's position continues the stream (discarding what
  * lies before the offset); a load behind it, or of a section that is not
  * the inflater's, starts that section's stream again from its first
  * byte.  Readers therefore read forward wherever they can; the counters
  * in struct sfb_dsecs say what a lookup cost.
+ *
+ * A zstd section's stream is base/zstd.h's decoder, whose history ring
+ * takes the rest of the stream's SFB_DSEC_ZSTATE bytes
+ * (SFB_DSEC_ZSTD_HISTORY): a frame whose window is larger cannot be
+ * decoded there, and the lookup ends in SFB_DSEC_E_ZSTD_WINDOW.  objcopy
+ * writes one single-segment frame for a section of up to its level's
+ * window (2 MiB), whose window is the section's size: zstd sections of
+ * up to SFB_DSEC_ZSTD_HISTORY bytes are read.  The ring holds the last
+ * SFB_DSEC_ZSTD_HISTORY bytes decoded, so a read behind the stream but
+ * within them is served from it without a restart: such a section is
+ * decoded once a lookup whatever order it is read in.
  *
  * Every read is checked against the section's size, and every number is
  * read from the window through sfb_get() (base/bytes.h), so corrupt
@@ -26,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/inflate.h"
+#include "base/zstd.h"
 
 /* The sections the line and inline readers use. */
 enum sfb_dsec_id {
@@ -69,8 +81,9 @@ enum sfb_dsec_err {
 	SFB_DSEC_E_ELF = -9,           /* not a readable ELFCLASS64 file of this byte order */
 	SFB_DSEC_E_NO_SECTION = -10,   /* a section the lookup needs is absent */
 	SFB_DSEC_E_SCRATCH = -11,      /* scratch smaller than the readers need */
-	SFB_DSEC_E_ZSTD = -12,         /* a zstd-compressed section (ELFCOMPRESS_ZSTD): zlib only is read */
-	SFB_DSEC_E_LAST_ = -12
+	SFB_DSEC_E_ZSTD = -12,         /* a zstd-compressed section's frames are corrupt */
+	SFB_DSEC_E_ZSTD_WINDOW = -13,  /* a zstd frame's window exceeds SFB_DSEC_ZSTD_HISTORY */
+	SFB_DSEC_E_LAST_ = -13
 };
 
 #define SFB_DSEC_MAX_STRING 4096u            /* bytes of one string, its NUL included */
@@ -82,12 +95,15 @@ enum sfb_dsec_err {
 #define SFB_DSEC_INPUT 1024u                 /* compressed bytes read at a time */
 #define SFB_DSEC_MIN_WINDOW 16u              /* the least a view may hold: a LEB128, an address */
 
-/* A decompression stream: the inflater, its window and input, on the
- * section it decodes. */
+/* A decompression stream: the inflater, its window and input, or the
+ * zstd decoder and its history, on the section it decodes. */
 struct sfb_dstream {
+	struct sfb_dsecs *d;
 	struct sfb_inflate *z;
 	uint8_t *zwindow;               /* SFB_INFLATE_WINDOW bytes */
 	uint8_t *zin;                   /* SFB_DSEC_INPUT bytes */
+	struct sfb_zstd *zd;            /* the same bytes, for a zstd section */
+	uint8_t *zhist;                 /* SFB_DSEC_ZSTD_HISTORY bytes */
 	int owner;                      /* section whose stream z holds, -1 none */
 	uint64_t in_off;                /* compressed bytes read of that stream */
 	uint64_t out;                   /* uncompressed bytes produced by that stream */
@@ -115,6 +131,7 @@ struct sfb_dsecs {
 	struct sfb_elf_section sec[SFB_DSEC_COUNT];
 	uint64_t size[SFB_DSEC_COUNT];  /* uncompressed sizes (ch_size) */
 	uint64_t data[SFB_DSEC_COUNT];  /* file offset of the (compressed) data */
+	bool zstd[SFB_DSEC_COUNT];      /* ELFCOMPRESS_ZSTD rather than zlib */
 	struct sfb_dstream zs[SFB_DSEC_MAX_STREAMS];
 	int nz;
 	uint32_t ztick;
@@ -145,6 +162,8 @@ int sfb_dsec_find(int fd, struct sfb_elf_sections *out, void *scratch, size_t si
  * sfb_inflate; NZ at most SFB_DSEC_MAX_STREAMS), or NULL when no section
  * is compressed (sfb_dsec_any_compressed()). */
 #define SFB_DSEC_ZSTATE ((sizeof(struct sfb_inflate) + SFB_INFLATE_WINDOW + SFB_DSEC_INPUT + 15) & ~(size_t)15)
+#define SFB_DSEC_ZSTD_STRUCT ((sizeof(struct sfb_zstd) + 15) & ~(size_t)15)
+#define SFB_DSEC_ZSTD_HISTORY (SFB_DSEC_ZSTATE - SFB_DSEC_ZSTD_STRUCT) /* 26288 bytes on x86-64 */
 bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs);
 int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate,
 		  int nz);

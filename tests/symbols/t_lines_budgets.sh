@@ -13,7 +13,8 @@
 . tests/lib/install-deps.sh
 install_deps binutils gcc python3
 CC=${CC:-gcc}
-srcs="src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c"
+srcs="src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c
+	src/base/zstd.c"
 driver() { # driver NAME CFLAGS...: $tmp/NAME
 	n=$1
 	shift

@@ -99,8 +99,10 @@ test-build: all $(TEST_BINS)
 # tests/run-all.sh does (tests/lib/install-deps.sh: apt-get, through sudo
 # when not root), or stops with the command that installs them; then
 # builds (t_unw_compare links libunwind; the inflater's fuzz target, replayed
-# by t_fuzz_smoke.sh, compares with zlib) and runs.
-TEST_PKGS := build-essential binutils clang libunwind-dev libc6-dbg xz-utils zlib1g-dev
+# by t_fuzz_smoke.sh, compares with zlib, the Zstandard decoder's with
+# libzstd, whose CLI t_zstd.sh runs) and runs.
+TEST_PKGS := build-essential binutils clang libunwind-dev libc6-dbg xz-utils zlib1g-dev \
+	zstd libzstd-dev
 .PHONY: test-deps
 test-deps:
 	@if command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
@@ -109,7 +111,7 @@ test-deps:
 		echo "    sudo apt-get install $(TEST_PKGS)"; exit 1; }; \
 	else \
 		echo "make test: not Debian: install binutils, clang, libunwind's headers," \
-		     "glibc's debug symbols, xz and zlib's headers yourself"; \
+		     "glibc's debug symbols, xz, zstd and zlib's and libzstd's headers yourself"; \
 	fi
 
 test: test-deps

@@ -19,7 +19,8 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib/install-deps.sh
 install_deps build-essential clang libclang-rt-14-dev valgrind binutils libunwind-dev \
-	gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user file libc6-dbg zlib1g-dev
+	gcc-aarch64-linux-gnu gcc-s390x-linux-gnu qemu-user file libc6-dbg zlib1g-dev \
+	zstd libzstd-dev
 
 total_pass=0
 total_fail=0

@@ -33,7 +33,9 @@ FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer 
 #   demangle the demangler (compared with __cxa_demangle where both print)
 #   inflate  the inflater against zlib, and deflate round trips
 #   lines    the line-table and DIE reader over made-up debug files
-FUZZ_TARGETS := decode:4096 cfi:4096 symfile:8192 jit:4096 demangle:1100 inflate:8192 lines:65536
+#   zstd     the Zstandard decoder against libzstd
+FUZZ_TARGETS := decode:4096 cfi:4096 symfile:8192 jit:4096 demangle:1100 inflate:8192 lines:65536 \
+	zstd:16384
 FUZZ_SRCS_decode := src/rows/sframe_decode.c
 FUZZ_SRCS_cfi := src/rows/cfi.c src/rows/cfi_cache.c
 FUZZ_SRCS_jit := src/objects/jit_registry.c src/rows/cfi.c src/rows/eh_index.c src/rows/sframe_decode.c
@@ -42,7 +44,10 @@ FUZZ_SRCS_demangle := src/symbols/demangle.c src/symbols/demangle_rust.c
 FUZZ_LIBS_demangle := -lstdc++
 FUZZ_SRCS_inflate := src/base/inflate.c src/base/deflate.c
 FUZZ_LIBS_inflate := -lz
-FUZZ_SRCS_lines := src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c
+FUZZ_SRCS_lines := src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c \
+	src/base/zstd.c
+FUZZ_SRCS_zstd := src/base/zstd.c
+FUZZ_LIBS_zstd := -lzstd
 FUZZ_NAMES := $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t))))
 
 define fuzz_rule

@@ -7,7 +7,8 @@
 # tests/fuzz/corpus-cfi/, the symbolizer's ELF file reader
 # (tests/fuzz/fuzz_symfile.c) over tests/fuzz/corpus-symfile/, the registration
 # of code (tests/fuzz/fuzz_jit.c) over tests/fuzz/corpus-jit/, and the
-# demangler, the inflater and the line-table reader over theirs
+# demangler, the inflater, the line-table reader and the Zstandard decoder
+# (tests/fuzz/fuzz_zstd.c, against libzstd) over theirs
 # (tests/fuzz/corpus-NAME/).  Uses ASan+UBSan when the compiler has them.
 B=${SFB_BUILD:-build}
 CC=${CC:-cc}
@@ -52,5 +53,6 @@ smoke fuzz_demangle tests/fuzz/corpus-demangle tests/fuzz/fuzz_demangle.c \
 smoke fuzz_inflate tests/fuzz/corpus-inflate tests/fuzz/fuzz_inflate.c src/base/inflate.c \
 	src/base/deflate.c -lz
 smoke fuzz_lines tests/fuzz/corpus-lines tests/fuzz/fuzz_lines.c src/symbols/lines.c \
-	src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c
+	src/symbols/inlines.c src/symbols/debug_section.c src/base/inflate.c src/base/zstd.c
+smoke fuzz_zstd tests/fuzz/corpus-zstd tests/fuzz/fuzz_zstd.c src/base/zstd.c -lzstd
 exit $status

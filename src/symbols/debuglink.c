@@ -30,9 +30,9 @@
  * the object's byte order: the host's, sfb_read_ehdr() takes no other). */
 #define LINK_READ (((SFB_DEBUGLINK_NAME_MAX + 1 + 3) & ~3u) + 4)
 
-/* ---- The CRC ---------------------------------------------------------------- */
+/* ---- The CRC ------------------------------------------------------------- */
 
-/* Slicing by 8 (eight bytes a step, eight tables: about four times the
+/* Slicing by 8 (eight bytes a step, eight tables: several times the
  * byte-at-a-time loop's speed), on little-endian hosts once a constructor
  * (normal context) has built the tables and published them by a release
  * store; before that, and on big-endian hosts, base/inflate.c's
@@ -134,7 +134,7 @@ static int crc_matches(int fd, uint32_t want, char *work, size_t wsize)
 	return 1;
 }
 
-/* ---- The section ---------------------------------------------------------- */
+/* ---- The section --------------------------------------------------------- */
 
 /* The index of the section called NAME (of type PROGBITS), or 0. */
 static uint64_t find_named(int fd, const Elf64_Ehdr *eh, uint64_t shnum, const char *name,
@@ -170,8 +170,8 @@ static uint64_t find_named(int fd, const Elf64_Ehdr *eh, uint64_t shnum, const c
 /* The link's NAME into name[] (NUL-terminated) and its CRC: 1, or 0 when
  * the object has none or it is malformed (truncated, NAME empty, too
  * long, or holding a '/'). */
-static int read_link(int fd, const Elf64_Ehdr *eh, uint64_t shnum, char name[SFB_DEBUGLINK_NAME_MAX + 1],
-		     uint32_t *crc, char *work, size_t wsize)
+static int read_link(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
+		     char name[SFB_DEBUGLINK_NAME_MAX + 1], uint32_t *crc, char *work, size_t wsize)
 {
 	Elf64_Shdr sh;
 	uint8_t buf[LINK_READ];
@@ -200,7 +200,7 @@ static int read_link(int fd, const Elf64_Ehdr *eh, uint64_t shnum, char name[SFB
 	return 1;
 }
 
-/* ---- The candidates --------------------------------------------------------- */
+/* ---- The candidates ------------------------------------------------------ */
 
 /* OFD's canonical path into path[] (PATH_MAX bytes), NUL-terminated: its
  * length, or 0.  Else FALLBACK when that is absolute. */

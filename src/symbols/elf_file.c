@@ -1,7 +1,8 @@
 /* Symbols from ELF files on disk: the loaded object's own file (its
- * .symtab, which stripping removes) and its detached debug file, found by
- * build-id or through .gnu_debuglink (debuglink.c).  Read with pread() into the caller's work area; the file is
- * untrusted: every offset and count is checked and capped. */
+ * .symtab, which stripping removes) and its detached debug file, found
+ * by build-id or through .gnu_debuglink (debuglink.c).  Read with
+ * pread() into the caller's work area; the file is untrusted: every
+ * offset and count is checked and capped. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>

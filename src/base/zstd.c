@@ -158,8 +158,11 @@ static bool bits_get(struct sfb_zstd *z, struct sfb_zstd_bits *r, int l, unsigne
  * NSYM symbols. */
 static bool fse_build(struct sfb_zstd_fse *t, unsigned log, const int16_t *norm, unsigned nsym)
 {
-	uint32_t size = 1u << log, next[256];
+	uint32_t size = 1u << log;
+	uint16_t next[64];
 	int32_t high = (int32_t)size - 1;
+	if (nsym > 64)
+		return false;
 	for (unsigned s = 0; s < nsym; s++) {
 		if (norm[s] == -1) {
 			if (high < 0)
@@ -167,7 +170,7 @@ static bool fse_build(struct sfb_zstd_fse *t, unsigned log, const int16_t *norm,
 			t[high--].sym = (uint8_t)s;
 			next[s] = 1;
 		} else {
-			next[s] = (uint32_t)norm[s];
+			next[s] = (uint16_t)norm[s];
 		}
 	}
 	uint32_t pos = 0, step = (size >> 1) + (size >> 3) + 3, mask = size - 1, cells = 0;
@@ -743,7 +746,7 @@ static bool compressed_block(struct sfb_zstd *z)
 	    !bits_get(z, &z->sbits, L_SEQ, z->fse_log[T_ML], true, &z->ml_state))
 		return false;
 	if (z->sbits.pos < 0)
-		return fail(z, SFB_ZSTD_E_BITSTREAM), false;
+		return fail(z, SFB_ZSTD_E_OVERREAD), false;
 	return true;
 }
 
@@ -867,7 +870,9 @@ static bool next_sequence(struct sfb_zstd *z)
 		z->ml_state = mlc->base + b;
 		z->of_state = ofc->base + c;
 	}
-	if (r->pos < 0 || (z->nseq == 0 && r->pos != 0))
+	if (r->pos < 0)
+		return fail(z, SFB_ZSTD_E_OVERREAD), false;
+	if (z->nseq == 0 && r->pos != 0)
 		return fail(z, SFB_ZSTD_E_BITSTREAM), false;
 	uint64_t off;
 	if (ofv > 3) {
@@ -1054,7 +1059,7 @@ const char *sfb_zstd_result_name(int result)
 		"truncated", "read", "magic", "reserved", "dictionary", "window-too-large",
 		"block-type", "block-size", "literals", "huffman", "fse-table", "accuracy-log",
 		"sequences", "bitstream", "offset", "literal-run", "content-size", "checksum",
-		"output-limit", "argument",
+		"output-limit", "argument", "bitstream-overread",
 	};
 	if (result == SFB_ZSTD_END)
 		return "end";

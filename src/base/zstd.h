@@ -61,15 +61,17 @@ enum sfb_zstd_result {
 	SFB_ZSTD_E_FSE = -11,        /* a bad FSE table description */
 	SFB_ZSTD_E_ACCURACY = -12,   /* an FSE accuracy log above the format's maximum */
 	SFB_ZSTD_E_SEQUENCES = -13,  /* a bad sequences header, or repeat with no table */
-	SFB_ZSTD_E_BITSTREAM = -14,  /* a bit stream read past its start, not used up, or unmarked */
+	SFB_ZSTD_E_BITSTREAM = -14,  /* a bit stream not used up exactly, or unmarked */
 	SFB_ZSTD_E_OFFSET = -15,     /* an offset of 0, beyond the window or the frame's start */
 	SFB_ZSTD_E_LITERAL_RUN = -16,/* sequences take more literals than the block has */
 	SFB_ZSTD_E_CONTENT_SIZE = -17,/* output differs from Frame_Content_Size */
 	SFB_ZSTD_E_CHECKSUM = -18,   /* Content_Checksum differs from the output's XXH64 */
 	SFB_ZSTD_E_OUTPUT_LIMIT = -19,/* more output than sfb_zstd_set_limit() allows */
 	SFB_ZSTD_E_ARGUMENT = -20,   /* no history buffer, or no read function */
+	SFB_ZSTD_E_OVERREAD = -21,   /* the sequences' bit stream read past its start (libzstd
+					does not check this: its bits read as 0 there) */
 };
-#define SFB_ZSTD_E_LAST SFB_ZSTD_E_ARGUMENT
+#define SFB_ZSTD_E_LAST SFB_ZSTD_E_OVERREAD
 
 /* Reads N bytes at offset OFF of the compressed data into BUF: 0, or
  * nonzero on failure.  Called only for ranges inside the input size. */

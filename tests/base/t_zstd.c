@@ -197,7 +197,9 @@ static void builtin(void)
 	rc = decode(hello_zst, sizeof hello_zst, NULL, 0, out, sizeof out, 0, 0, NO_LIMIT, &n);
 	check_eq_int("no history: argument", rc, SFB_ZSTD_E_ARGUMENT);
 	check("names: window-too-large", !strcmp(sfb_zstd_result_name(SFB_ZSTD_E_WINDOW), "window-too-large"));
-	check("names: argument (the last)", !strcmp(sfb_zstd_result_name(SFB_ZSTD_E_LAST), "argument"));
+	check("names: argument", !strcmp(sfb_zstd_result_name(SFB_ZSTD_E_ARGUMENT), "argument"));
+	check("names: bitstream-overread (the last)",
+	      !strcmp(sfb_zstd_result_name(SFB_ZSTD_E_LAST), "bitstream-overread"));
 }
 
 /* ---- the fixtures ---------------------------------------------------------- */

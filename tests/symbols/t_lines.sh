@@ -168,6 +168,24 @@ if [ -n "$zstd_bins" ] && objcopy --compress-debug-sections=zstd "$tmp/cxx_O2" "
 		sh -c "addr2line -e '$tmp/cxx_zstd' '$pc' | grep -q 'lines_prog_cxx.cc:[0-9]'"
 	check "zstd, window too large: the error zstd-window-too-large, no frames" \
 		sh -c "grep -q ': zstd-window-too-large inline=' '$tmp/zstd.err' && grep -qx '??:0' '$tmp/zstd.out'"
+	# The bound: c_O2's .debug_str padded with NULs to SFB_DSEC_ZSTD_HISTORY
+	# (26288) bytes is read, one byte more is refused.
+	pc=$(nm "$tmp/c_O2" | awk '$3 == "main" { print $1 }')
+	objcopy --dump-section .debug_str="$tmp/str" "$tmp/c_O2"
+	for n in 26288 26289; do
+		python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); n = int(sys.argv[2])
+open(sys.argv[1] + sys.argv[2], "wb").write(d + bytes(n - len(d)))' "$tmp/str" $n
+		objcopy --update-section .debug_str="$tmp/str$n" "$tmp/c_O2" "$tmp/pad$n" &&
+			objcopy --compress-debug-sections=zstd "$tmp/pad$n" "$tmp/pad${n}_zstd"
+		"$tmp/lines_driver" -v "$tmp/pad${n}_zstd" "$pc" >"$tmp/pad$n.out" 2>"$tmp/pad$n.err"
+		sed "s/^/# pad$n: /" "$tmp/pad$n.err"
+	done
+	addr2line -e "$tmp/pad26288_zstd" "$pc" >"$tmp/pad.want"
+	check "zstd, a .debug_str of 26288 bytes: main's line as addr2line's" \
+		sh -c "grep -q ': ok inline=' '$tmp/pad26288.err' && grep -q 'lines_prog.c:' '$tmp/pad.want' &&
+			grep -qxF \"\$(cat '$tmp/pad.want')\" '$tmp/pad26288.out'"
+	check "zstd, a .debug_str of 26289 bytes: zstd-window-too-large" \
+		grep -q ': zstd-window-too-large inline=' "$tmp/pad26289.err"
 else
 	echo "# objcopy cannot write zstd-compressed sections: not checked"
 fi

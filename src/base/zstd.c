@@ -732,10 +732,10 @@ static bool compressed_block(struct sfb_zstd *z)
 		return true;
 	}
 	uint64_t modes;
+	/* Its low 2 bits are reserved, 0 as written; they are not checked,
+	 * as libzstd does not check them. */
 	if (!hdr_le(z, 1, end, &modes))
 		return false;
-	if (modes & 3)
-		return fail(z, SFB_ZSTD_E_RESERVED), false;
 	if (!seq_table(z, T_LL, (modes >> 6) & 3) || !seq_table(z, T_OF, (modes >> 4) & 3) ||
 	    !seq_table(z, T_ML, (modes >> 2) & 3))
 		return false;

@@ -102,6 +102,53 @@ int sfb_dsec_find(int fd, struct sfb_elf_sections *out, void *scratch, size_t si
 	return 0;
 }
 
+/* Stream T on the N slots from slot S. */
+static void slot_set(struct sfb_dstream *t, int s, int n)
+{
+	uint8_t *p = t->d->zbase + (size_t)s * SFB_DSEC_ZSTATE;
+	t->slot = s;
+	t->z = (struct sfb_inflate *)p;
+	t->zwindow = p + sizeof(struct sfb_inflate);
+	t->zin = t->zwindow + SFB_INFLATE_WINDOW;
+	t->zd = (struct sfb_zstd *)p;
+	t->zhist = p + SFB_DSEC_ZSTD_STRUCT;
+	t->zhist_size = (size_t)n * SFB_DSEC_ZSTATE - SFB_DSEC_ZSTD_STRUCT;
+	t->span = n;
+}
+
+/* The window of the zstd frame at file offset OFF (LEN bytes there):
+ * what its history must hold, the content size when smaller; 0 when the
+ * header is not a Zstandard frame's (the decoder then says why). */
+static uint64_t frame_window(int fd, uint64_t off, uint64_t len)
+{
+	uint8_t h[18] = { 0 };
+	size_t n = len < sizeof h ? (size_t)len : sizeof h;
+	struct sfb_bytes b = { h, n, false };
+	uint64_t magic, fhd, v, fcs = 0, window = 0;
+	if (pread_all(fd, h, n, off) || !sfb_get(&b, 0, 4, &magic) || magic != 0xFD2FB528u ||
+	    !sfb_get(&b, 4, 1, &fhd))
+		return 0;
+	uint64_t at = 5;
+	bool single = fhd & 0x20;
+	if (!single) {
+		if (!sfb_get(&b, at++, 1, &v))
+			return 0;
+		uint64_t base = (uint64_t)1 << (10 + (v >> 3));
+		window = base + base / 8 * (v & 7);
+	}
+	static const unsigned did[4] = { 0, 1, 2, 4 }, fcs_size[4] = { 0, 2, 4, 8 };
+	at += did[fhd & 3];
+	unsigned fs = (fhd >> 6) == 0 && single ? 1 : fcs_size[fhd >> 6];
+	if (fs) {
+		if (!sfb_get(&b, at, fs, &fcs))
+			return 0;
+		fcs += fs == 2 ? 256 : 0;
+		if (single || fcs < window)
+			window = fcs;
+	}
+	return window;
+}
+
 bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs)
 {
 	for (int id = 0; id < SFB_DSEC_COUNT; id++)
@@ -118,15 +165,12 @@ int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *se
 	if (!zstate || nz < 0)
 		nz = 0;
 	d->nz = nz < SFB_DSEC_MAX_STREAMS ? nz : SFB_DSEC_MAX_STREAMS;
+	d->zbase = zstate;
 	for (int i = 0; i < d->nz; i++) {
 		struct sfb_dstream *t = &d->zs[i];
-		t->z = (struct sfb_inflate *)((uint8_t *)zstate + i * SFB_DSEC_ZSTATE);
-		t->zwindow = (uint8_t *)t->z + sizeof(struct sfb_inflate);
-		t->zin = t->zwindow + SFB_INFLATE_WINDOW;
-		t->zd = (struct sfb_zstd *)t->z;
-		t->zhist = (uint8_t *)t->z + SFB_DSEC_ZSTD_STRUCT;
 		t->d = d;
 		t->owner = -1;
+		slot_set(t, i, 1);
 	}
 	for (int id = 0; id < SFB_DSEC_COUNT; id++) {
 		const struct sfb_elf_section *s = &secs->sec[id];
@@ -150,6 +194,8 @@ int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *se
 		d->zstd[id] = ch.type == SFB_ELFCOMPRESS_ZSTD;
 		d->data[id] = s->offset + ch.header_size;
 		d->size[id] = ch.size;
+		if (d->zstd[id])
+			d->zwin[id] = frame_window(fd, d->data[id], s->size - ch.header_size);
 	}
 	return 0;
 }
@@ -224,11 +270,91 @@ static int zstd_take(struct sfb_dsecs *d, struct sfb_dstream *t, uint8_t *out, u
 	return 0;
 }
 
+/* The slots zstd streams share: the streams' own, and the rooms of
+ * their copies when these follow them and no section is zlib's. */
+static int zstd_slots(struct sfb_dsecs *d)
+{
+	if (d->nslots)
+		return d->nslots;
+	bool pool = d->nz > 0;
+	for (int id = 0; id < SFB_DSEC_COUNT; id++)
+		if (d->sec[id].size && d->sec[id].compressed && !d->zstd[id])
+			pool = false;
+	for (int i = 0; pool && i < d->nz; i++)
+		pool = d->zs[i].cp == d->zbase + (size_t)(d->nz + i) * SFB_DSEC_ZSTATE;
+	d->nslots = pool ? 2 * d->nz : d->nz;
+	if (pool)
+		for (int i = 0; i < d->nz; i++) {
+			d->zs[i].cp = NULL; /* the rooms are slots now */
+			d->zs[i].cp_valid = false;
+		}
+	return d->nslots;
+}
+
+/* A zstd stream for section ID: as many adjacent slots as its window
+ * needs (all there are when it needs more: its decoder then refuses
+ * the frame), where the streams they hold were least recently used. */
+static struct sfb_dstream *zstd_place(struct sfb_dsecs *d, int id)
+{
+	int n = zstd_slots(d), need = 1;
+	if (d->zwin[id] > SFB_DSEC_ZSTD_HISTORY)
+		need = (int)((d->zwin[id] + SFB_DSEC_ZSTD_STRUCT + SFB_DSEC_ZSTATE - 1) / SFB_DSEC_ZSTATE <
+					     (uint64_t)n
+				     ? (d->zwin[id] + SFB_DSEC_ZSTD_STRUCT + SFB_DSEC_ZSTATE - 1) /
+					       SFB_DSEC_ZSTATE
+				     : (uint64_t)n);
+	struct sfb_dstream *t = z_of(d, id);
+	if (t && t->span >= need)
+		return t;
+	if (t) {
+		t->owner = -1; /* too small: placed anew */
+		t->cp_valid = false;
+	}
+	int best = 0;
+	uint64_t best_cost = UINT64_MAX;
+	for (int s = 0; s + need <= n; s++) {
+		uint64_t cost = 0; /* the most recent use among the streams there, + 1 */
+		for (int j = 0; j < d->nz; j++) {
+			const struct sfb_dstream *u = &d->zs[j];
+			if (u->owner >= 0 && u->slot < s + need && s < u->slot + u->span &&
+			    u->used + 1u > cost)
+				cost = u->used + 1u;
+		}
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = s;
+		}
+	}
+	t = NULL;
+	for (int j = 0; j < d->nz; j++) {
+		struct sfb_dstream *u = &d->zs[j];
+		if (u->owner >= 0 && u->slot < best + need && best < u->slot + u->span) {
+			u->owner = -1;
+			u->cp_valid = false;
+		}
+	}
+	/* Its record: a free one, else the least recently used (its slots
+	 * lie elsewhere: they become free). */
+	for (int j = 0; j < d->nz; j++)
+		if (d->zs[j].owner < 0 && !t)
+			t = &d->zs[j];
+	for (int j = 0; !t && j < d->nz; j++)
+		if (j == 0 || d->zs[j].used < t->used)
+			t = &d->zs[j];
+	t->owner = -1;
+	slot_set(t, best, need);
+	t->cp_valid = false;
+	return t;
+}
+
 /* Restart a stream on section ID's data: the one that decodes it, else
  * a free one, else the least recently used. */
 static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
 {
-	struct sfb_dstream *t = z_of(d, id);
+	bool zlib = false; /* then every stream keeps to its own slot */
+	for (int k = 0; k < SFB_DSEC_COUNT; k++)
+		zlib |= d->sec[k].size && d->sec[k].compressed && !d->zstd[k];
+	struct sfb_dstream *t = d->zstd[id] && !zlib ? zstd_place(d, id) : z_of(d, id);
 	for (int i = 0; !t && i < d->nz; i++)
 		if (d->zs[i].owner < 0)
 			t = &d->zs[i];
@@ -237,7 +363,7 @@ static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
 			t = i == 0 ? &d->zs[0] : &d->zs[i];
 	t->cp_valid = t->cp_valid && t->owner == id;
 	if (d->zstd[id]) {
-		sfb_zstd_init(t->zd, t->zhist, SFB_DSEC_ZSTD_HISTORY, csize_of(d, id), zstd_read, t);
+		sfb_zstd_init(t->zd, t->zhist, t->zhist_size, csize_of(d, id), zstd_read, t);
 		sfb_zstd_set_limit(t->zd, d->size[id]);
 	} else {
 		sfb_inflate_init(t->z, SFB_INFLATE_ZLIB, t->zwindow);
@@ -324,15 +450,14 @@ int sfb_dview_need(struct sfb_dview *v, uint64_t off, size_t n)
 	if (t && t->out == end && off >= v->base && off <= end) {
 		keep = (size_t)(end - off);
 		memmove(v->buf, v->buf + (off - v->base), keep);
-	} else if (t && d->zstd[v->id] && t->out > off && t->out - off <= SFB_DSEC_ZSTD_HISTORY &&
+	} else if (t && d->zstd[v->id] && t->out > off && t->out - off <= t->zhist_size &&
 		   t->out - off <= t->zd->total_out) {
 		/* Behind the stream, but still in its history ring. */
 		keep = t->out - off < want ? (size_t)(t->out - off) : want;
-		size_t at = (t->zd->wpos + SFB_DSEC_ZSTD_HISTORY - (size_t)(t->out - off)) %
-			    SFB_DSEC_ZSTD_HISTORY;
+		size_t at = (t->zd->wpos + t->zhist_size - (size_t)(t->out - off)) % t->zhist_size;
 		for (size_t k = 0; k < keep; k++) {
 			v->buf[k] = t->zhist[at];
-			if (++at == SFB_DSEC_ZSTD_HISTORY)
+			if (++at == t->zhist_size)
 				at = 0;
 		}
 	} else if (!t || t->out > off) {
@@ -351,7 +476,7 @@ int sfb_dview_need(struct sfb_dview *v, uint64_t off, size_t n)
 	if (!keep && t->out < off) {
 		bool far = off - t->out >= SFB_DSEC_CHECKPOINT_SKIP;
 		err = z_take(d, t, v->id, NULL, off - t->out);
-		if (!err && far && t->cp) {
+		if (!err && far && t->cp && t->span == 1) {
 			memcpy(t->cp, t->z, SFB_DSEC_ZSTATE);
 			t->cp_in_off = t->in_off;
 			t->cp_out = t->out;

@@ -14,16 +14,21 @@
  * byte.  Readers therefore read forward wherever they can; the counters
  * in struct sfb_dsecs say what a lookup cost.
  *
- * A zstd section's stream is base/zstd.h's decoder, whose history ring
- * takes the rest of the stream's SFB_DSEC_ZSTATE bytes
- * (SFB_DSEC_ZSTD_HISTORY): a frame whose window is larger cannot be
- * decoded there, and the lookup ends in SFB_DSEC_E_ZSTD_WINDOW.  objcopy
- * writes one single-segment frame for a section of up to its level's
- * window (2 MiB), whose window is the section's size: zstd sections of
- * up to SFB_DSEC_ZSTD_HISTORY bytes are read.  The ring holds the last
- * SFB_DSEC_ZSTD_HISTORY bytes decoded, so a read behind the stream but
- * within them is served from it without a restart: such a section is
- * decoded once a lookup whatever order it is read in.
+ * A zstd section's stream is base/zstd.h's decoder and a history ring
+ * that must hold the frame's window.  objcopy writes one single-segment
+ * frame for a section of up to its level's window (2 MiB), whose window
+ * is the section's size.  The streams' SFB_DSEC_ZSTATE-byte slots, and
+ * the rooms for their copies when they follow the slots in memory (as
+ * the lines reader lays them out) and no section is zlib-compressed,
+ * form a pool: a zstd stream takes as many adjacent slots as its window
+ * needs (the decoder's struct, then the ring), evicting the least
+ * recently used streams there, and copies are not taken.  One slot
+ * holds a window of SFB_DSEC_ZSTD_HISTORY bytes, the whole pool
+ * SFB_DSEC_ZSTATE times its slots less the struct; a frame whose window
+ * is larger ends the lookup in SFB_DSEC_E_ZSTD_WINDOW.  The ring holds
+ * the last bytes decoded, so a read behind the stream but within them is
+ * served from it without a restart: a section that fits is decoded once
+ * a lookup whatever order it is read in.
  *
  * Every read is checked against the section's size, and every number is
  * read from the window through sfb_get() (base/bytes.h), so corrupt
@@ -103,7 +108,9 @@ struct sfb_dstream {
 	uint8_t *zwindow;               /* SFB_INFLATE_WINDOW bytes */
 	uint8_t *zin;                   /* SFB_DSEC_INPUT bytes */
 	struct sfb_zstd *zd;            /* the same bytes, for a zstd section */
-	uint8_t *zhist;                 /* SFB_DSEC_ZSTD_HISTORY bytes */
+	uint8_t *zhist;                 /* its ring: zhist_size bytes */
+	size_t zhist_size;
+	int slot, span;                 /* the slots it takes, from slot */
 	int owner;                      /* section whose stream z holds, -1 none */
 	uint64_t in_off;                /* compressed bytes read of that stream */
 	uint64_t out;                   /* uncompressed bytes produced by that stream */
@@ -132,8 +139,11 @@ struct sfb_dsecs {
 	uint64_t size[SFB_DSEC_COUNT];  /* uncompressed sizes (ch_size) */
 	uint64_t data[SFB_DSEC_COUNT];  /* file offset of the (compressed) data */
 	bool zstd[SFB_DSEC_COUNT];      /* ELFCOMPRESS_ZSTD rather than zlib */
+	uint64_t zwin[SFB_DSEC_COUNT];  /* a zstd section's first frame's window, 0 unknown */
 	struct sfb_dstream zs[SFB_DSEC_MAX_STREAMS];
 	int nz;
+	uint8_t *zbase;                 /* the streams' slots */
+	int nslots;                     /* slots zstd streams share, 0 until the first */
 	uint32_t ztick;
 	/* Costs: counted, and capped by the SFB_DSEC_MAX_* budgets. */
 	uint64_t inflated;
@@ -163,7 +173,7 @@ int sfb_dsec_find(int fd, struct sfb_elf_sections *out, void *scratch, size_t si
  * is compressed (sfb_dsec_any_compressed()). */
 #define SFB_DSEC_ZSTATE ((sizeof(struct sfb_inflate) + SFB_INFLATE_WINDOW + SFB_DSEC_INPUT + 15) & ~(size_t)15)
 #define SFB_DSEC_ZSTD_STRUCT ((sizeof(struct sfb_zstd) + 15) & ~(size_t)15)
-#define SFB_DSEC_ZSTD_HISTORY (SFB_DSEC_ZSTATE - SFB_DSEC_ZSTD_STRUCT) /* 26288 bytes on x86-64 */
+#define SFB_DSEC_ZSTD_HISTORY (SFB_DSEC_ZSTATE - SFB_DSEC_ZSTD_STRUCT) /* one slot: 26288 bytes on x86-64 */
 bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs);
 int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate,
 		  int nz);

@@ -155,12 +155,20 @@ echo "# deep: $(($(wc -l <"$tmp/deep.want") / 2)) frames from addr2line at $pc"
 check "inline depth at its bound: the 16 innermost of addr2line's frames" \
 	cmp -s "$tmp/deep.want" "$tmp/deep.got"
 
-# zstd sections whose frame's window exceeds a stream's history
-# (debug_section.h: SFB_DSEC_ZSTD_HISTORY): the C++ program's .debug_info
-# (about 100 KB, one single-segment frame: its window is its size) ends
-# the lookup with zstd-window-too-large and no frames, where addr2line
-# reads it.
+# zstd sections whose frame's window exceeds a stream's history: the
+# C++ program's .debug_info and .debug_str (about 100 KB each, one
+# single-segment frame: the window is the section's size) are read with
+# the scratch a crash report gives each file (161712 bytes: four slots,
+# 135 KiB of history at most: debug_section.h), compared with addr2line
+# at 300 addresses;
+# with SFB_LINES_SCRATCH (one slot, SFB_DSEC_ZSTD_HISTORY) the lookup ends
+# with zstd-window-too-large and no frames, where addr2line reads them.
 if [ -n "$zstd_bins" ] && objcopy --compress-debug-sections=zstd "$tmp/cxx_O2" "$tmp/cxx_zstd" 2>/dev/null; then
+	# 300 addresses: a lookup there decodes about 1.2 MB (the two large
+	# sections evict each other from the slots).
+	DRIVER_FLAGS="-k -S 161712" N=300
+	compare cxx_zstd_pool "$tmp/cxx_zstd" "$tmp/cxx_zstd" 99 0 no-llvm
+	DRIVER_FLAGS=
 	pc=$(nm "$tmp/cxx_zstd" | awk '$3 == "main" { print $1 }')
 	"$tmp/lines_driver" -v "$tmp/cxx_zstd" "$pc" >"$tmp/zstd.out" 2>"$tmp/zstd.err"
 	sed 's/^/# cxx_zstd: /' "$tmp/zstd.err"

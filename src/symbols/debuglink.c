@@ -277,3 +277,26 @@ int sfb_open_debuglink(const struct sfb_obj *o, int ofd, const Elf64_Ehdr *eh, u
 		return fd;
 	return -1;
 }
+
+/* Build-id first: the file whose note proves it; else the link of the
+ * object's own file, whose CRC proves it.  A link in a file found by
+ * build-id is not followed. */
+int sfb_open_debug(const struct sfb_obj *o, int ofd, const Elf64_Ehdr *oeh, uint64_t oshnum,
+		   Elf64_Ehdr *eh, uint64_t *shnum, char *work, size_t wsize)
+{
+	uint8_t id[SFB_MAX_BUILD_ID];
+	uint32_t idlen = sfb_loaded_build_id_copy(o, id);
+	int fd;
+	if (idlen && (fd = sfb_open_debug_file(id, idlen)) >= 0) {
+		if (sfb_read_ehdr(fd, eh, shnum) &&
+		    sfb_has_build_id(fd, eh, *shnum, id, idlen, work, wsize))
+			return fd;
+		close(fd);
+	}
+	if (ofd < 0 || (fd = sfb_open_debuglink(o, ofd, oeh, oshnum, work, wsize)) < 0)
+		return -1;
+	if (sfb_read_ehdr(fd, eh, shnum))
+		return fd;
+	close(fd);
+	return -1;
+}

@@ -93,6 +93,10 @@ SFB_HIDDEN int sfb_has_build_id(int fd, const Elf64_Ehdr *eh, uint64_t shnum,
 				const uint8_t *id, uint32_t len, char *work, size_t wsize);
 /* The debug directory: $SFRAME_BT_DEBUG_DIR, else /usr/lib/debug. */
 SFB_HIDDEN const char *sfb_debug_dir(void);
+/* DIR/.build-id/xx/yyyy.debug for build-id ID, open, or -1. */
+SFB_HIDDEN int sfb_open_debug_file(const uint8_t *id, uint32_t len);
+
+/* debuglink.c */
 /* Object O's detached debug file, open, with its header in *eh and
  * *shnum: by build-id, else through the .gnu_debuglink of O's file OFD
  * (-1: none, or not the loaded one; OEH, OSHNUM: its header); -1 if none
@@ -100,8 +104,6 @@ SFB_HIDDEN const char *sfb_debug_dir(void);
 SFB_HIDDEN int sfb_open_debug(const struct sfb_obj *o, int ofd, const Elf64_Ehdr *oeh,
 			      uint64_t oshnum, Elf64_Ehdr *eh, uint64_t *shnum, char *work,
 			      size_t wsize);
-
-/* debuglink.c */
 #define SFB_DEBUGLINK_NAME_MAX 255           /* bytes of a link's file name */
 #define SFB_DEBUGLINK_MAX_BYTES (256u << 20) /* a candidate larger is not read */
 /* The debug file OFD's .gnu_debuglink names, open, its CRC checked; -1 if

@@ -523,7 +523,10 @@ static bool frame_header(struct sfb_zstd *z)
 	}
 	if (single)
 		window = z->fcs;
-	z->block_max = window < SFB_ZSTD_BLOCK_MAX ? window : SFB_ZSTD_BLOCK_MAX;
+	/* Block_Maximum_Size is the smaller of Window_Size and 128 KiB; only
+	 * 128 KiB is enforced, as libzstd does when it decodes a whole frame:
+	 * the window bounds how far matches reach, the ring's size. */
+	z->block_max = SFB_ZSTD_BLOCK_MAX;
 	/* No match reaches before the frame's start: a window larger than
 	 * the content needs no more history than the content. */
 	if (z->has_fcs && z->fcs < window)

@@ -55,7 +55,7 @@ enum sfb_zstd_result {
 	SFB_ZSTD_E_DICTIONARY = -5,  /* the frame needs a dictionary */
 	SFB_ZSTD_E_WINDOW = -6,      /* the frame's window exceeds the history buffer */
 	SFB_ZSTD_E_BLOCK_TYPE = -7,  /* block type 3 */
-	SFB_ZSTD_E_BLOCK_SIZE = -8,  /* a block larger than Block_Maximum_Size, or past its frame */
+	SFB_ZSTD_E_BLOCK_SIZE = -8,  /* a block larger than 128 KiB */
 	SFB_ZSTD_E_LITERALS = -9,    /* a literals section inconsistent with its block */
 	SFB_ZSTD_E_HUFFMAN = -10,    /* bad Huffman weights, or treeless with no tree */
 	SFB_ZSTD_E_FSE = -11,        /* a bad FSE table description */

@@ -7,7 +7,7 @@
 #   clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 #     -fno-sanitize-recover=undefined -Isrc -Itests/fuzz tests/fuzz/fuzz_lines.c \
 #     src/symbols/lines.c src/symbols/inlines.c src/symbols/debug_section.c \
-#     src/base/inflate.c -o build-lines/fuzz_lines
+#     src/base/inflate.c src/base/zstd.c -o build-lines/fuzz_lines
 #   mkdir -p build-lines/corpus && cp tests/fuzz/corpus-lines/* build-lines/corpus/
 #   build-lines/fuzz_lines -runs=10000000 build-lines/corpus
 set -e

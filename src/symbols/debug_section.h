@@ -2,16 +2,16 @@
  * in a signal handler: no allocation, no lock, no stdio.
  *
  * A section is a range of the file, compressed (SHF_COMPRESSED, an
- * Elf64_Chdr then a zlib stream or Zstandard frames) or not.  A view is a window of the
- * section's uncompressed bytes in a buffer the caller gives (part of its
- * scratch); a read names an offset in the section, and the view loads
- * the bytes there when its window does not hold them.  An uncompressed
- * section loads with one pread.  A compressed one is decompressed
- * sequentially by one decoder (a stream) of its struct sfb_dsecs: a load at or
- * past the inflater's position continues the stream (discarding what
- * lies before the offset); a load behind it, or of a section that is not
- * the inflater's, starts that section's stream again from its first
- * byte.  Readers therefore read forward wherever they can; the counters
+ * Elf64_Chdr then a zlib stream or Zstandard frames) or not.  A view is
+ * a window of the section's uncompressed bytes in a buffer the caller
+ * gives (part of its scratch); a read names an offset in the section,
+ * and the view loads the bytes there when its window does not hold them.
+ * An uncompressed section loads with one pread.  A compressed one is
+ * decompressed sequentially by one decoder (a stream) of its struct
+ * sfb_dsecs: a load at or past the stream's position continues it
+ * (discarding what lies before the offset); a load behind it, or of a
+ * section that is not the stream's, starts that section's stream again
+ * from its first byte.  Readers therefore read forward wherever they can; the counters
  * in struct sfb_dsecs say what a lookup cost.
  *
  * A zstd section's stream is base/zstd.h's decoder and a history ring
@@ -28,7 +28,7 @@
  * is larger ends the lookup in SFB_DSEC_E_ZSTD_WINDOW.  The ring holds
  * the last bytes decoded, so a read behind the stream but within them is
  * served from it without a restart: a section that fits is decoded once
- * a lookup whatever order it is read in.
+ * while its stream lasts, whatever order it is read in.
  *
  * Every read is checked against the section's size, and every number is
  * read from the window through sfb_get() (base/bytes.h), so corrupt

@@ -37,6 +37,7 @@ FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer 
 FUZZ_TARGETS := decode:4096 cfi:4096 symfile:8192 jit:4096 demangle:1100 inflate:8192 lines:65536 \
 	zstd:16384
 FUZZ_SRCS_decode := src/rows/sframe_decode.c
+FUZZ_SRCS_symfile := src/base/inflate.c
 FUZZ_SRCS_cfi := src/rows/cfi.c src/rows/cfi_cache.c
 FUZZ_SRCS_jit := src/objects/jit_registry.c src/rows/cfi.c src/rows/eh_index.c src/rows/sframe_decode.c
 FUZZ_LIBS_jit := -lpthread

@@ -13,14 +13,18 @@
  * targets taken from the input and from the symbols' own values, for a
  * made-up object whose one executable segment covers [0, 4 GiB).  A
  * symbol found must start at or below its target, and its name is read
- * as symbolize() reads it; ASan catches any read outside the buffers.
+ * as symbolize() reads it; a .gnu_debuglink section is read as
+ * sfb_open_debug() reads it (src/symbols/debuglink.c); ASan catches any
+ * read outside the buffers.
  *
  * Build and run: make fuzz (tests/fuzz/build.mk).  With -DSFB_FUZZ_MAIN the
  * file has its own main(), which runs each file named on the command line
  * once (tests/fuzz/t_fuzz_smoke.sh replays tests/fuzz/corpus-symfile/ so).  The
  * seeds are small ELF files: libcrashdemo.so as built, stripped, and its
- * debug file (objcopy --only-keep-debug), cut to 8 KiB where larger; and
- * a perf map with ranges that wrap around. */
+ * debug file (objcopy --only-keep-debug), cut to 8 KiB where larger; a
+ * small stripped library with a .gnu_debuglink; and a perf map with
+ * ranges that wrap around. */
+#include "symbols/debuglink.c"
 #include "symbols/elf_file.c"
 #include "symbols/perf_map.c"
 #include "symbols/pick.c"
@@ -32,6 +36,13 @@
 
 #define WORK (SFRAME_SYMBOLIZE_SCRATCH - SFB_SYM_WORK_OFF)
 #define NAME_CAP SFB_SYM_MANGLED_CAP
+
+/* debuglink.c's one need from loaded.c: no object here was loaded. */
+uint32_t sfb_loaded_build_id_copy(const struct sfb_obj *o, uint8_t id[SFB_MAX_BUILD_ID])
+{
+	(void)o, (void)id;
+	return 0;
+}
 
 /* Both targets of a return address's lookup: the call, then itself. */
 static void look_up(const struct sfb_obj *o, int fd, const Elf64_Ehdr *eh,
@@ -86,6 +97,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= sizeof id)
 		memcpy(id, data + size - sizeof id, sizeof id);
 	(void)sfb_has_build_id(fd, &eh, shnum, id, sizeof id, work, WORK);
+
+	/* The .gnu_debuglink section, as sfb_open_debug() reads an object's:
+	 * a name it accepts is 1 to SFB_DEBUGLINK_NAME_MAX bytes, no '/'. */
+	char link[SFB_DEBUGLINK_NAME_MAX + 1];
+	uint32_t crc;
+	if (read_link(fd, &eh, shnum, link, &crc, work, WORK)) {
+		size_t n = strnlen(link, sizeof link);
+		if (n == 0 || n == sizeof link || memchr(link, '/', n))
+			FAIL("debuglink name of %zu bytes", n);
+	}
 
 	struct sfb_obj o = { .nseg = 1, .seg = { { 0, 1ull << 32, PF_R | PF_X } } };
 	look_up(&o, fd, &eh, shnum, target & 0xffffffff, work);

@@ -45,7 +45,7 @@ smoke() {
 
 smoke fuzz_decode tests/fuzz/corpus-decode tests/fuzz/fuzz_decode.c src/rows/sframe_decode.c
 smoke fuzz_cfi tests/fuzz/corpus-cfi tests/fuzz/fuzz_cfi.c src/rows/cfi.c src/rows/cfi_cache.c
-smoke fuzz_symfile tests/fuzz/corpus-symfile tests/fuzz/fuzz_symfile.c
+smoke fuzz_symfile tests/fuzz/corpus-symfile tests/fuzz/fuzz_symfile.c src/base/inflate.c
 smoke fuzz_jit tests/fuzz/corpus-jit tests/fuzz/fuzz_jit.c src/objects/jit_registry.c \
 	src/rows/cfi.c src/rows/eh_index.c src/rows/sframe_decode.c -lpthread
 smoke fuzz_demangle tests/fuzz/corpus-demangle tests/fuzz/fuzz_demangle.c \

@@ -7,6 +7,12 @@
 # own included), the overhead against no profiler, the median of the
 # rounds' paired differences, the profile's size and how many of its
 # stacks are whole (rooted at _start or clone3).
+# With SIMULTANEOUS=1 it measures only the other way: each round runs a
+# workload without a profiler on one CPU and under sframe-prof on the
+# other at the same time, then again with the CPUs swapped; a round's
+# overhead is the geometric mean of its two ratios of CPU time.  Both runs
+# of a pair see the same machine (neighbours, frequency), which sequential
+# runs do not, and the swap cancels what differs between the two CPUs.
 # Usage: sh tests/bench/prof_overhead.sh [BUILD_DIR [RUNS [SCALE]]]
 B=${1:-build}
 RUNS=${2:-7}
@@ -83,6 +89,38 @@ time_run() {
 	echo "SQL='$SQL'"
 	sed -n '/^run() {/,/^}/p' "$0"
 } >"$tmp/run.sh"
+
+# pair_run NAME HZ CPU_NONE CPU_PROF: "NONE_MS PROF_MS", the two run at once.
+pair_run() {
+	d=$tmp/pair
+	rm -rf "$d" && mkdir -p "$d"
+	sh=". '$tmp/run.sh'; run $1"
+	taskset -c "$3" /usr/bin/time -f %U+%S -o "$d/t.none" sh -c "$sh" &
+	SFRAME_PROF_QUIET=1 taskset -c "$4" /usr/bin/time -f %U+%S -o "$d/t.prof" \
+		"$P" -F "$2" -o "$d/p.pb.gz" sh -c "$sh" &
+	wait
+	cat "$d/t.none" "$d/t.prof" | awk -F+ '{ printf "%d ", 1000 * ($1 + $2) } END { print "" }'
+}
+
+if [ "${SIMULTANEOUS:-0}" = 1 ]; then
+	[ "$(nproc)" -ge 2 ] || { echo "prof_overhead: SIMULTANEOUS needs 2 CPUs" >&2; exit 1; }
+	echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg); CPU ms; $RUNS rounds, each a pair on CPUs 0,1 and one on 1,0"
+	printf '%-8s %6s %9s %9s  %s\n' workload hz median min "rounds (%)"
+	for w in lua python3 sqlite3; do
+		run "$w"
+		for hz in 99 1000; do
+			: >"$tmp/pairs"
+			for i in $(seq "$RUNS"); do
+				a=$(pair_run "$w" "$hz" 0 1)
+				b=$(pair_run "$w" "$hz" 1 0)
+				echo "$a $b" | awk '{ printf "%.2f\n", 100 * (sqrt(($2 / $1) * ($4 / $3)) - 1) }' >>"$tmp/pairs"
+			done
+			printf '%-8s %6s %8s%% %8s%%  %s\n' "$w" "$hz" "$(median <"$tmp/pairs")" \
+				"$(minimum <"$tmp/pairs")" "$(tr '\n' ' ' <"$tmp/pairs")"
+		done
+	done
+	exit 0
+fi
 
 perf_ok=0
 perf record -q -e cpu-clock -o "$tmp/probe.data" true >/dev/null 2>&1 && perf_ok=1

@@ -743,7 +743,9 @@ static inline __attribute__((always_inline)) int
 insn(struct interp *in, uint64_t *at, uint64_t end, unsigned op, unsigned opnd, unsigned cls,
      unsigned kind, bool cie)
 {
-	uint64_t a[2];
+	/* Zeroed: gcc for AArch64 cannot see that each shape's reader sets
+	 * the operands its step() uses (-Wmaybe-uninitialized). */
+	uint64_t a[2] = { 0, 0 };
 	int err;
 	TRY(cfa_operands(in, at, end, op, opnd, a));
 	return step(in, cls, kind, opnd, a, cie);

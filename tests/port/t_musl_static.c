@@ -43,6 +43,7 @@
 
 #include "backtrace.h"
 #include "check.h"
+#include "sig_install.h"
 #include "uc_regs.h"
 
 #ifdef __GLIBC__
@@ -412,25 +413,15 @@ PROG int main(int argc, char **argv)
 	sframe_backtrace_warmup();
 	if (argc > 1) {
 		mode = argv[1];
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = on_crash;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGABRT, &sa, NULL);
-		sigaction(SIGSEGV, &sa, NULL);
+		sig_install(SIGABRT, on_crash, SA_RESETHAND);
+		sig_install(SIGSEGV, on_crash, SA_RESETHAND);
 		run_case(mode);
 		CHECK(0, "%s: crashed", mode);
 		CHECK_DONE();
 	}
 	test_chain();
 	test_thread_chain();
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_prof;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPROF, &sa, NULL);
+	sig_install(SIGPROF, on_prof, SA_RESTART);
 	test_spin();
 	test_through_libc();
 	/* Each crash in a child, which prints its own lines. */

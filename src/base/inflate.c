@@ -18,6 +18,8 @@
  * most 15 steps. */
 #include "base/inflate.h"
 
+#include <stdatomic.h>
+
 #include <string.h>
 
 #define WMASK (SFB_INFLATE_WINDOW - 1u)
@@ -127,9 +129,40 @@ static const uint32_t crc_table[256] = {
 	CRC_64(0u), CRC_64(64u), CRC_64(128u), CRC_64(192u),
 };
 
+/* Slicing by 8 (eight bytes a step: several times the byte loop's speed
+ * on a debug file's CRC), on little-endian hosts, once a constructor
+ * (normal context) has built the seven more tables and published them by
+ * a release store; before that, and on big-endian hosts, a byte a step
+ * with crc_table. */
+#define LITTLE_ENDIAN_HOST (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+static uint32_t crc_slice[8][256];
+static _Atomic int crc_slice_ready;
+
+__attribute__((constructor)) static void build_crc_slices(void)
+{
+	memcpy(crc_slice[0], crc_table, sizeof crc_table);
+	for (int t = 1; t < 8; t++)
+		for (int i = 0; i < 256; i++)
+			crc_slice[t][i] = (crc_slice[t - 1][i] >> 8) ^
+					  crc_table[crc_slice[t - 1][i] & 0xff];
+	atomic_store_explicit(&crc_slice_ready, 1, memory_order_release);
+}
+
 uint32_t sfb_crc32(uint32_t crc, const uint8_t *p, size_t n)
 {
 	crc = ~crc;
+	if (LITTLE_ENDIAN_HOST && atomic_load_explicit(&crc_slice_ready, memory_order_acquire)) {
+		for (; n >= 8; p += 8, n -= 8) {
+			uint32_t lo, hi;
+			memcpy(&lo, p, 4);
+			memcpy(&hi, p + 4, 4);
+			lo ^= crc;
+			crc = crc_slice[7][lo & 0xff] ^ crc_slice[6][(lo >> 8) & 0xff] ^
+			      crc_slice[5][(lo >> 16) & 0xff] ^ crc_slice[4][lo >> 24] ^
+			      crc_slice[3][hi & 0xff] ^ crc_slice[2][(hi >> 8) & 0xff] ^
+			      crc_slice[1][(hi >> 16) & 0xff] ^ crc_slice[0][hi >> 24];
+		}
+	}
 	while (n--)
 		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;

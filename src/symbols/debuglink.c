@@ -30,51 +30,6 @@
  * the object's byte order: the host's, sfb_read_ehdr() takes no other). */
 #define LINK_READ (((SFB_DEBUGLINK_NAME_MAX + 1 + 3) & ~3u) + 4)
 
-/* ---- The CRC ------------------------------------------------------------- */
-
-/* Slicing by 8 (eight bytes a step, eight tables: several times the
- * byte-at-a-time loop's speed), on little-endian hosts once a constructor
- * (normal context) has built the tables and published them by a release
- * store; before that, and on big-endian hosts, base/inflate.c's
- * sfb_crc32().  Both are the zlib/gnu_debuglink CRC-32 (reflected
- * 0xEDB88320, inverted in and out). */
-#define LITTLE_ENDIAN_HOST (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-static uint32_t crc_tab[8][256];
-static _Atomic int crc_tab_ready;
-
-__attribute__((constructor)) static void build_crc_tables(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
-		crc_tab[0][i] = c;
-	}
-	for (int t = 1; t < 8; t++)
-		for (int i = 0; i < 256; i++)
-			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
-	atomic_store_explicit(&crc_tab_ready, 1, memory_order_release);
-}
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	if (!LITTLE_ENDIAN_HOST || !atomic_load_explicit(&crc_tab_ready, memory_order_acquire))
-		return sfb_crc32(crc, p, n);
-	uint32_t c = ~crc;
-	for (; n >= 8; p += 8, n -= 8) {
-		uint32_t lo, hi;
-		memcpy(&lo, p, 4);
-		memcpy(&hi, p + 4, 4);
-		lo ^= c;
-		c = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
-		    crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^ crc_tab[3][hi & 0xff] ^
-		    crc_tab[2][(hi >> 8) & 0xff] ^ crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
-	}
-	while (n--)
-		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-	return ~c;
-}
-
 /* ---- Files already proved ------------------------------------------------ */
 
 #define PROVED_SLOTS 16
@@ -124,7 +79,7 @@ static int crc_matches(int fd, uint32_t want, char *work, size_t wsize)
 		ssize_t got = pread(fd, work, k, (off_t)off);
 		if (got <= 0)
 			return 0; /* shorter than fstat said: changed meanwhile */
-		crc = crc32_update(crc, (const uint8_t *)work, (size_t)got);
+		crc = sfb_crc32(crc, (const uint8_t *)work, (size_t)got);
 		off += (uint64_t)got;
 	}
 	if (crc != want)

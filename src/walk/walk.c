@@ -453,6 +453,15 @@ struct frame_row {
  * are looked up at pc - 1 and must follow a call instruction.  Returns 0,
  * or the stop reason: no source has a row for pc (f->is_frame), or pc is
  * not a return address (!f->is_frame). */
+/* Whether o's rows are kept by PC range (cfi_cache.h): an object whose
+ * rows all come from its .eh_frame search table, in a walk that reads
+ * .eh_frame. */
+static inline bool rows_by_range(const struct walker *w, const struct sfb_object *o)
+{
+	return !sfb_object_has_sframe(o) && o->source != SFB_SRC_JIT && !o->main_eh_index &&
+	       !(w->flags & SFRAME_BT_NO_EH_FRAME);
+}
+
 static inline __attribute__((always_inline)) int
 row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
 		struct frame_row *f)
@@ -475,11 +484,9 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
 		return 0;
 	}
-	/* An object whose rows all come from its .eh_frame search table:
-	 * rows kept by PC range (cfi_cache.h) spare a sample's first frame
+	/* Rows kept by PC range (cfi_cache.h) spare a sample's first frame
 	 * the FDE search and the CFI interpretation. */
-	bool by_range = !sfb_object_has_sframe(o) && o->source != SFB_SRC_JIT &&
-			!o->main_eh_index && !(w->flags & SFRAME_BT_NO_EH_FRAME);
+	bool by_range = rows_by_range(w, o);
 	int why_no_row = 0;
 	if (!by_range || !sfb_cfi_cache_get(key, epoch, row)) {
 		why_no_row = sfb_object_row(o, key, w->flags, row);
@@ -667,9 +674,12 @@ memo_find_in_object(struct walker *w, uintptr_t pc, struct memo_found *f)
 
 /* The memo entry for the exact PC a walk starts at (a ucontext, or the
  * registers a signal frame saved), and its row: the row memoise_row()
- * kept the last time the general path found it.  Such a row has the
- * common shape, so it is no trampoline's and needs no topmost-frame
- * correction (sfb_arch_fix_topmost_row() changes only PC-mask rows, never
+ * kept the last time the general path found it, or, in an object whose
+ * rows are kept by PC range, the row of the range that holds pc, if it
+ * has the common shape: memoised here, as the general path would
+ * memoise it (a sample's PC is seldom seen twice, its range often).
+ * Such a row is no trampoline's and needs no topmost-frame correction
+ * (sfb_arch_fix_topmost_row() changes only PC-mask rows, never
  * memoised): the fast path applies it like a return address's. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
@@ -678,6 +688,15 @@ memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
 	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return NULL;
 	f->epoch = memo_epoch(w, o);
+	const struct sfb_memo_entry *e = sfb_memo_get_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
+	if (e || !rows_by_range(w, o))
+		return e;
+	struct sfb_row row;
+	if (!sfb_cfi_cache_get(pc, f->epoch, &row) ||
+	    !sfb_memo_row_of(&row, SFB_DWARF_SP, SFB_DWARF_FP, &f->row))
+		return NULL;
+	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
+	/* The entry just written, unless another writer held it. */
 	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
 }
 

@@ -18,7 +18,10 @@
  * - whole walks through an object with .eh_frame alone, dlopen()ed,
  *   dlclose()d and replaced by another of the same code but a larger
  *   frame (cfi_cache_lib.c), usually at the same address: each walk's
- *   first frame has its own object's CFA, never the unloaded one's. */
+ *   first frame has its own object's CFA, never the unloaded one's, both
+ *   from the PC whose row was interpreted and kept and from another PC
+ *   of the same row, never seen, which a sample's walk takes from here
+ *   without the general path (walk.c, memo_find_exact()). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -35,11 +38,19 @@
 
 static struct sfb_cfi_section libc_cfi;
 
-static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
+/* Where find_cfi() looks, and what it loads. */
+struct find {
+	const char *name;
+	struct sfb_cfi_section *cfi;
+};
+
+/* dl_iterate_phdr()'s callback: the .eh_frame search table of the
+ * object whose name contains f->name, into *f->cfi. */
+static int find_cfi(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	const struct find *f = arg;
 	(void)size;
-	(void)arg;
-	if (!strstr(info->dlpi_name, "libc.so"))
+	if (!strstr(info->dlpi_name, f->name))
 		return 0;
 	const ElfW(Phdr) *hdr = NULL;
 	uint64_t limit = 0;
@@ -55,7 +66,7 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 			limit = info->dlpi_addr + p->p_vaddr + p->p_memsz;
 	}
 	uint64_t h = info->dlpi_addr + hdr->p_vaddr;
-	return sfb_cfi_load(&libc_cfi, (const void *)(uintptr_t)h, hdr->p_memsz, h, limit, 0) ==
+	return sfb_cfi_load(f->cfi, (const void *)(uintptr_t)h, hdr->p_memsz, h, limit, 0) ==
 	       SFB_CFI_OK;
 }
 
@@ -91,29 +102,39 @@ static unsigned blocks_of(uint64_t lo, uint64_t hi)
 	return (unsigned)(((hi + 63) & ~(uint64_t)63) - (lo & ~(uint64_t)63)) / 64;
 }
 
-/* What a walk from the library's context found for its frame. */
+/* What the walks from the library's two contexts found for its frame. */
 static struct {
 	uintptr_t pc, cfa, want_cfa;
 	int n;
 	uint8_t caller_source;
-} seen;
+} seen[2];
+static unsigned nseen;
 
 static int walk_here(ucontext_t *uc, void *cfa)
 {
 	struct sframe_bt_frame f[8];
 	struct sframe_bt_status st;
-	seen.n = sframe_backtrace_ex(uc, f, 8, 0, &st);
-	seen.pc = seen.n > 0 ? f[0].pc : 0;
-	seen.cfa = seen.n > 0 ? f[0].cfa : 0;
-	seen.caller_source = seen.n > 1 ? f[1].source : 0xff;
-	seen.want_cfa = (uintptr_t)cfa;
+	if (nseen >= 2)
+		return 0;
+	int n = sframe_backtrace_ex(uc, f, 8, 0, &st);
+	seen[nseen].n = n;
+	seen[nseen].pc = n > 0 ? f[0].pc : 0;
+	seen[nseen].cfa = n > 0 ? f[0].cfa : 0;
+	seen[nseen].caller_source = n > 1 ? f[1].source : 0xff;
+	seen[nseen].want_cfa = (uintptr_t)cfa;
+	nseen++;
 	return 0;
 }
 
-/* Load cfi_cache_BYTES.so (next to this program), walk from inside it
- * twice, unload it; false if it could not be loaded.  *fn: where its
- * function was. */
-static bool walk_in_lib(int bytes, uintptr_t *fn, unsigned *good)
+/* Load cfi_cache_BYTES.so (next to this program), call its function
+ * twice, each call walking from its two contexts, unload it; false if it
+ * could not be loaded.  *fn: where its function was; *good counts the
+ * walks whose first frame has the object's CFA and whose caller was
+ * reached through .eh_frame; *one_row counts the loads where the two
+ * contexts' PCs lie in one row of the object's .eh_frame (so that a
+ * walk from the second finds the row the first one kept: cfi_cache.h),
+ * their PCs different. */
+static bool walk_in_lib(int bytes, uintptr_t *fn, unsigned *good, unsigned *one_row)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -130,17 +151,28 @@ static bool walk_in_lib(int bytes, uintptr_t *fn, unsigned *good)
 	*fn = (uintptr_t)f;
 	for (int i = 0; f && i < 2; i++) {
 		memset(&seen, 0, sizeof seen);
+		nseen = 0;
 		f(walk_here);
-		*good += seen.n >= 2 && seen.pc - *fn < 0x100 && seen.cfa == seen.want_cfa &&
-			 seen.caller_source == SFRAME_BT_FROM_EH_FRAME;
+		for (unsigned k = 0; k < 2; k++)
+			*good += seen[k].n >= 2 && seen[k].pc - *fn < 0x100 &&
+				 seen[k].cfa == seen[k].want_cfa &&
+				 seen[k].caller_source == SFRAME_BT_FROM_EH_FRAME;
 	}
+	struct sfb_cfi_section cfi;
+	struct find where = { path, &cfi };
+	struct sfb_row r0, r1;
+	*one_row += f && dl_iterate_phdr(find_cfi, &where) == 1 && seen[0].pc != seen[1].pc &&
+		    sfb_cfi_lookup(&cfi, seen[0].pc, 6, &r0) == SFB_CFI_OK &&
+		    sfb_cfi_lookup(&cfi, seen[1].pc, 6, &r1) == SFB_CFI_OK &&
+		    r0.pc_lo == r1.pc_lo && r0.pc_hi == r1.pc_hi;
 	dlclose(h);
 	return f != NULL;
 }
 
 int main(void)
 {
-	CHECK(dl_iterate_phdr(find_libc, NULL) == 1, "libc's .eh_frame_hdr: %u FDEs",
+	struct find libc = { "libc.so", &libc_cfi };
+	CHECK(dl_iterate_phdr(find_cfi, &libc) == 1, "libc's .eh_frame_hdr: %u FDEs",
 	      libc_cfi.fde_count);
 	if (!libc_cfi.fde_count)
 		CHECK_DONE();
@@ -308,17 +340,21 @@ int main(void)
 
 	/* 6. Whole walks: objects of .eh_frame alone loaded, walked, unloaded,
 	 * replaced. */
-	unsigned good = 0, loads = 0, same_place = 0;
+	unsigned good = 0, loads = 0, same_place = 0, one_row = 0;
 	uintptr_t last = 0, fn = 0;
 	for (int i = 0; i < 8; i++) {
-		if (walk_in_lib(i % 2 ? 512 : 256, &fn, &good))
+		if (walk_in_lib(i % 2 ? 512 : 256, &fn, &good, &one_row))
 			loads++;
 		same_place += i > 0 && fn == last;
 		last = fn;
 	}
 	CHECK(loads == 8, "cfi_cache_256.so and cfi_cache_512.so loaded in turn, 8 times");
-	CHECK(good == 2 * loads, "every walk's first frame has its object's CFA, its caller "
-	      "reached through .eh_frame (%u of %u; %u loads at the address of the one "
-	      "before)", good, 2 * loads, same_place);
+	CHECK(one_row == loads, "each load's two contexts: two PCs of one .eh_frame row (%u of %u)",
+	      one_row, loads);
+	CHECK(good == 4 * loads, "every walk's first frame has its object's CFA, its caller "
+	      "reached through .eh_frame: from the first context (row interpreted, kept), "
+	      "from the second (its exact PC never seen, the row found by range), and both "
+	      "again (%u of %u; %u loads at the address of the one before)", good, 4 * loads,
+	      same_place);
 	CHECK_DONE();
 }

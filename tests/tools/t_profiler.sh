@@ -70,10 +70,17 @@ nm -S -t d --defined-only "$libc_dbg" 2>/dev/null |
 
 # roots FOLDED: each stack's first two frames, with libc offsets named
 # ("[libc.so.6+0x1098eb]" -> "clone3", among its aliases), then its count.
+# A frame may hold spaces (a demangled C++ name's parameters: "f(int,
+# long)"); the count is the line's last field.
 roots() {
-	while read -r stack count; do
+	while IFS= read -r line; do
+		count=${line##* }
+		stack=${line% *}
+		first=${stack%%;*}
+		second=
+		case $stack in *";"*) rest=${stack#*;}; second=${rest%%;*} ;; esac
 		out=
-		for fr in $(echo "$stack" | tr ';' ' ' | head -n 1 | cut -d' ' -f1-2); do
+		for fr in "$first" ${second:+"$second"}; do
 			case $fr in
 			"[libc.so.6+0x"*"]")
 				off=${fr#*+}
@@ -202,8 +209,8 @@ verify() {
 	else
 		check "$name: samples on the expected stacks ($matched of $total)" [ "$matched" -gt 0 ]
 	fi
-	check "$name: folded lines are 'frame;frame... count'" \
-		sh -c "! grep -Ev '^[^ ;]+(;[^ ;]+)* [0-9]+\$' '$folded'"
+	check "$name: folded lines are 'frame;frame... count' (frames non-empty, no leading or trailing space)" \
+		sh -c "! grep -Ev '^[^ ;]([^;]*[^ ;])?(;[^ ;]([^;]*[^ ;])?)* [0-9]+\$' '$folded'"
 	check "$name: summary counts samples, drops and stop reasons" \
 		sh -c "grep -Eq '^sframe-prof: [0-9]+ samples from [0-9.]+ s of CPU time' '$summary' &&
 		       grep -Eq '^sframe-prof: [0-9]+ samples dropped \(ring full\), [0-9]+ threads not profiled' '$summary' &&

@@ -86,16 +86,17 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 	};
 }
 
-/* Write one entry, unless another writer holds it (never wait).  On a
- * page never written, the entry is taken as empty without reading it: the
- * compare-and-swap is then the page's first touch (rowmemo.h). */
-static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
+/* Write one entry, unless another writer holds it (never wait): whether
+ * it was written.  On a page never written, the entry is taken as empty
+ * without reading it: the compare-and-swap is then the page's first touch
+ * (rowmemo.h). */
+static bool memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 		       const struct sfb_memo_row *row)
 {
 	bool written = sfb_memo_page_written(e);
 	uint32_t seq = written ? atomic_load_explicit(&e->seq, memory_order_relaxed) : 0;
 	if (!sfb_seq_claim(&e->seq, seq))
-		return;
+		return false;
 	e->key = key;
 	e->epoch = epoch;
 	e->row = *row;
@@ -104,6 +105,7 @@ static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 	if (!written)
 		atomic_fetch_or_explicit(&sfb_memo_pages_written, sfb_memo_page_bit(e),
 					 memory_order_relaxed);
+	return true;
 }
 
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
@@ -125,7 +127,9 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 	memo_write(e, key, epoch, row);
 }
 
-void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
+const struct sfb_memo_entry *sfb_memo_put_exact(uintptr_t key, uint32_t epoch,
+					       const struct sfb_memo_row *row)
 {
-	memo_write(sfb_memo_pair(key) + 1, key, SFB_MEMO_EXACT_EPOCH(epoch), row);
+	struct sfb_memo_entry *e = sfb_memo_pair(key) + 1;
+	return memo_write(e, key, SFB_MEMO_EXACT_EPOCH(epoch), row) ? e : NULL;
 }

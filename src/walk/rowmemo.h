@@ -271,8 +271,10 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 /* Remember the row of an exact PC (key: SFB_MEMO_EXACT(pc)) in the object
  * of epoch (kept under SFB_MEMO_EXACT_EPOCH(epoch)).  It goes to the second
  * entry of its pair only: samples spread over many instructions, and must
- * not push out the return addresses that every walk needs. */
-void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
+ * not push out the return addresses that every walk needs.  Returns the
+ * entry written, or NULL if another writer held it. */
+const struct sfb_memo_entry *sfb_memo_put_exact(uintptr_t key, uint32_t epoch,
+					       const struct sfb_memo_row *row);
 
 /* The memo epoch of every object never unloaded (sfb_object_is_kept(): the
  * program, libc, ld.so, objects loaded at start-up, pinned ones), in place

@@ -446,13 +446,6 @@ struct frame_row {
 	struct sfb_row row; /* from the object's sources, the memo or arch.h */
 };
 
-/* The row that object o gives for the frame at pc into f->row, or that the
- * memo holds for it (an exact PC's, or an outermost return address's:
- * rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the frame is the
- * kernel's signal trampoline, recognised by its code.  Return addresses
- * are looked up at pc - 1 and must follow a call instruction.  Returns 0,
- * or the stop reason: no source has a row for pc (f->is_frame), or pc is
- * not a return address (!f->is_frame). */
 /* Whether o's rows are kept by PC range (cfi_cache.h): an object whose
  * rows all come from its .eh_frame search table, in a walk that reads
  * .eh_frame. */
@@ -462,6 +455,13 @@ static inline bool rows_by_range(const struct walker *w, const struct sfb_object
 	       !(w->flags & SFRAME_BT_NO_EH_FRAME);
 }
 
+/* The row that object o gives for the frame at pc into f->row, or that the
+ * memo holds for it (an exact PC's, or an outermost return address's:
+ * rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the frame is the
+ * kernel's signal trampoline, recognised by its code.  Return addresses
+ * are looked up at pc - 1 and must follow a call instruction.  Returns 0,
+ * or the stop reason: no source has a row for pc (f->is_frame), or pc is
+ * not a return address (!f->is_frame). */
 static inline __attribute__((always_inline)) int
 row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool exact,
 		struct frame_row *f)
@@ -695,9 +695,9 @@ memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
 	if (!sfb_cfi_cache_get(pc, f->epoch, &row) ||
 	    !sfb_memo_row_of(&row, SFB_DWARF_SP, SFB_DWARF_FP, &f->row))
 		return NULL;
-	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
-	/* The entry just written, unless another writer held it. */
-	return sfb_memo_get_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
+	/* The entry just written (the row is in f->row), unless another
+	 * writer held it. */
+	return sfb_memo_put_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
 }
 
 #ifdef SFB_RA_SLOT

@@ -270,16 +270,42 @@ static int zstd_take(struct sfb_dsecs *d, struct sfb_dstream *t, uint8_t *out, u
 	return 0;
 }
 
+/* Whether a section is zlib-compressed: then every stream keeps to its
+ * own slot, and no slots are pooled. */
+static bool any_zlib(const struct sfb_dsecs *d)
+{
+	for (int id = 0; id < SFB_DSEC_COUNT; id++)
+		if (d->sec[id].size && d->sec[id].compressed && !d->zstd[id])
+			return true;
+	return false;
+}
+
+/* A free stream record, else the least recently used. */
+static struct sfb_dstream *free_or_lru(struct sfb_dsecs *d)
+{
+	struct sfb_dstream *t = NULL;
+	for (int i = 0; !t && i < d->nz; i++)
+		if (d->zs[i].owner < 0)
+			t = &d->zs[i];
+	for (int i = 0; !t && i < d->nz; i++)
+		if (i == 0 || d->zs[i].used < t->used)
+			t = &d->zs[i];
+	return t;
+}
+
+/* Whether stream U holds any of the N slots from slot S. */
+static bool holds_slots(const struct sfb_dstream *u, int s, int n)
+{
+	return u->owner >= 0 && u->slot < s + n && s < u->slot + u->span;
+}
+
 /* The slots zstd streams share: the streams' own, and the rooms of
  * their copies when these follow them and no section is zlib's. */
 static int zstd_slots(struct sfb_dsecs *d)
 {
 	if (d->nslots)
 		return d->nslots;
-	bool pool = d->nz > 0;
-	for (int id = 0; id < SFB_DSEC_COUNT; id++)
-		if (d->sec[id].size && d->sec[id].compressed && !d->zstd[id])
-			pool = false;
+	bool pool = d->nz > 0 && !any_zlib(d);
 	for (int i = 0; pool && i < d->nz; i++)
 		pool = d->zs[i].cp == d->zbase + (size_t)(d->nz + i) * SFB_DSEC_ZSTATE;
 	d->nslots = pool ? 2 * d->nz : d->nz;
@@ -297,12 +323,11 @@ static int zstd_slots(struct sfb_dsecs *d)
 static struct sfb_dstream *zstd_place(struct sfb_dsecs *d, int id)
 {
 	int n = zstd_slots(d), need = 1;
-	if (d->zwin[id] > SFB_DSEC_ZSTD_HISTORY)
-		need = (int)((d->zwin[id] + SFB_DSEC_ZSTD_STRUCT + SFB_DSEC_ZSTATE - 1) / SFB_DSEC_ZSTATE <
-					     (uint64_t)n
-				     ? (d->zwin[id] + SFB_DSEC_ZSTD_STRUCT + SFB_DSEC_ZSTATE - 1) /
-					       SFB_DSEC_ZSTATE
-				     : (uint64_t)n);
+	if (d->zwin[id] > SFB_DSEC_ZSTD_HISTORY) {
+		uint64_t slots = (d->zwin[id] + SFB_DSEC_ZSTD_STRUCT + SFB_DSEC_ZSTATE - 1) /
+				 SFB_DSEC_ZSTATE;
+		need = slots < (uint64_t)n ? (int)slots : n;
+	}
 	struct sfb_dstream *t = z_of(d, id);
 	if (t && t->span >= need)
 		return t;
@@ -314,33 +339,22 @@ static struct sfb_dstream *zstd_place(struct sfb_dsecs *d, int id)
 	uint64_t best_cost = UINT64_MAX;
 	for (int s = 0; s + need <= n; s++) {
 		uint64_t cost = 0; /* the most recent use among the streams there, + 1 */
-		for (int j = 0; j < d->nz; j++) {
-			const struct sfb_dstream *u = &d->zs[j];
-			if (u->owner >= 0 && u->slot < s + need && s < u->slot + u->span &&
-			    u->used + 1u > cost)
-				cost = u->used + 1u;
-		}
+		for (int j = 0; j < d->nz; j++)
+			if (holds_slots(&d->zs[j], s, need) && d->zs[j].used + 1u > cost)
+				cost = d->zs[j].used + 1u;
 		if (cost < best_cost) {
 			best_cost = cost;
 			best = s;
 		}
 	}
-	t = NULL;
-	for (int j = 0; j < d->nz; j++) {
-		struct sfb_dstream *u = &d->zs[j];
-		if (u->owner >= 0 && u->slot < best + need && best < u->slot + u->span) {
-			u->owner = -1;
-			u->cp_valid = false;
+	for (int j = 0; j < d->nz; j++)
+		if (holds_slots(&d->zs[j], best, need)) {
+			d->zs[j].owner = -1;
+			d->zs[j].cp_valid = false;
 		}
-	}
 	/* Its record: a free one, else the least recently used (its slots
 	 * lie elsewhere: they become free). */
-	for (int j = 0; j < d->nz; j++)
-		if (d->zs[j].owner < 0 && !t)
-			t = &d->zs[j];
-	for (int j = 0; !t && j < d->nz; j++)
-		if (j == 0 || d->zs[j].used < t->used)
-			t = &d->zs[j];
+	t = free_or_lru(d);
 	t->owner = -1;
 	slot_set(t, best, need);
 	t->cp_valid = false;
@@ -351,16 +365,9 @@ static struct sfb_dstream *zstd_place(struct sfb_dsecs *d, int id)
  * a free one, else the least recently used. */
 static struct sfb_dstream *z_restart(struct sfb_dsecs *d, int id)
 {
-	bool zlib = false; /* then every stream keeps to its own slot */
-	for (int k = 0; k < SFB_DSEC_COUNT; k++)
-		zlib |= d->sec[k].size && d->sec[k].compressed && !d->zstd[k];
-	struct sfb_dstream *t = d->zstd[id] && !zlib ? zstd_place(d, id) : z_of(d, id);
-	for (int i = 0; !t && i < d->nz; i++)
-		if (d->zs[i].owner < 0)
-			t = &d->zs[i];
-	for (int i = 0; !t && i < d->nz; i++)
-		if (i == 0 || d->zs[i].used < t->used)
-			t = i == 0 ? &d->zs[0] : &d->zs[i];
+	struct sfb_dstream *t = d->zstd[id] && !any_zlib(d) ? zstd_place(d, id) : z_of(d, id);
+	if (!t)
+		t = free_or_lru(d);
 	t->cp_valid = t->cp_valid && t->owner == id;
 	if (d->zstd[id]) {
 		sfb_zstd_init(t->zd, t->zhist, t->zhist_size, csize_of(d, id), zstd_read, t);

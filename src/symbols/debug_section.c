@@ -283,12 +283,12 @@ static bool any_zlib(const struct sfb_dsecs *d)
 /* A free stream record, else the least recently used. */
 static struct sfb_dstream *free_or_lru(struct sfb_dsecs *d)
 {
-	struct sfb_dstream *t = NULL;
-	for (int i = 0; !t && i < d->nz; i++)
+	for (int i = 0; i < d->nz; i++)
 		if (d->zs[i].owner < 0)
-			t = &d->zs[i];
-	for (int i = 0; !t && i < d->nz; i++)
-		if (i == 0 || d->zs[i].used < t->used)
+			return &d->zs[i];
+	struct sfb_dstream *t = d->nz ? &d->zs[0] : NULL;
+	for (int i = 1; i < d->nz; i++)
+		if (d->zs[i].used < t->used)
 			t = &d->zs[i];
 	return t;
 }

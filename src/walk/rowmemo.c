@@ -54,9 +54,11 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	int lowest_slot = lowest_slot_of(ra_slot, fp_slot);
 	/* With SP as base, the walker checks only the top of the stack:
 	 * an aligned SP plus an aligned offset that reaches above the lowest
-	 * slot gives an aligned CFA whose slots all lie above SP. */
+	 * slot gives an aligned CFA whose slots all lie above SP.  The
+	 * outermost row's offset, and any beyond it, are no real row's. */
 	if (c->reg == sp_reg &&
-	    (c->off % (int32_t)SFB_CFA_ALIGN || c->off < -8 * (int32_t)lowest_slot))
+	    (c->off % (int32_t)SFB_CFA_ALIGN || c->off < -8 * (int32_t)lowest_slot ||
+	     c->off >= SFB_MEMO_OUTERMOST_CFA))
 		return false;
 	if (c->off % 2)
 		return false;

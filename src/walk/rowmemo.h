@@ -131,17 +131,23 @@ static inline struct sfb_memo_entry *sfb_memo_get(uintptr_t key, uint32_t epoch,
 	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
 }
 
-/* sfb_memo_get() for the walker's loop, inline: the pages written as read
- * once by the caller (pages, a snapshot of sfb_memo_pages_written: a bit
- * missing costs a miss, never a wrong row), way 0 first, where the last key
+/* Whether e's page is among pages, a snapshot of sfb_memo_pages_written
+ * that a caller read once for many lookups: a bit missing costs a miss,
+ * never a wrong row. */
+static inline __attribute__((always_inline)) bool
+sfb_memo_page_in(const struct sfb_memo_entry *e, uint32_t pages)
+{
+	return pages >> (((uintptr_t)e - (uintptr_t)sfb_memo) / 4096) & 1;
+}
+
+/* sfb_memo_get() for the walker's loop, inline: the pages written as the
+ * caller read them (sfb_memo_page_in()), way 0 first, where the last key
  * written to the pair sits. */
 static inline __attribute__((always_inline)) const struct sfb_memo_entry *
 sfb_memo_probe(uintptr_t key, uint32_t epoch, uint32_t pages, struct sfb_memo_row *row)
 {
-	unsigned pair = sfb_memo_pair_of_key(key);
-	const struct sfb_memo_entry *e = &sfb_memo[2 * pair];
-	/* A page holds 4096 / (2 * 32) = 64 pairs. */
-	if (!(pages >> (pair / (4096 / (2 * sizeof *e))) & 1))
+	const struct sfb_memo_entry *e = sfb_memo_pair(key);
+	if (!sfb_memo_page_in(e, pages))
 		return NULL;
 	if (__builtin_expect(sfb_memo_try(e, key, epoch, row), 1))
 		return e;
@@ -242,7 +248,9 @@ sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
  * induction (each step's new SP is a CFA proved here):
  * - SP-based row: sfb_memo_row_of() accepted only an aligned offset that
  *   reaches above the lowest slot, so the CFA is aligned and every slot
- *   lies at or above SP; only the top needs a check: CFA <= win_hi.
+ *   lies at or above SP; only the top needs a check: CFA <= win_hi.  (A
+ *   fast run starts only where win_hi - sp < SFB_MEMO_WINDOW_MAX, and SP
+ *   only rises: the outermost row always fails this check.)
  * - FP-based row: FP is any value, so the CFA is checked for alignment,
  *   for its lowest possible slot (SFB_MEMO_FP_LOWEST_SLOT words below it)
  *   lying at or above SP (signed: a garbage FP below 1 KiB must not wrap
@@ -288,51 +296,20 @@ const struct sfb_memo_entry *sfb_memo_put_exact(uintptr_t key, uint32_t epoch,
 
 /* Return addresses whose row marks the outermost frame (_start, clone3:
  * RA undefined) are memoised too, so that a walk to the natural end does
- * not look the last row up every time.  They are kept under the epoch
- * with its top bit set, which no object's epoch has: the fast loop's
- * inline probe, which looks up real epochs, never finds one; the lookups
- * that ask for it by this epoch are the fast path's out-of-line one and
- * the general path's (walk.c, memo_find_in_object(), row_from_object()). */
-#define SFB_MEMO_OUTERMOST_EPOCH(epoch) ((uint32_t)(epoch) | 0x80000000u)
+ * not look the last row up every time: under their object's epoch like
+ * any row, as an SP-based row whose CFA offset (SFB_MEMO_OUTERMOST_CFA)
+ * is further than the fast path lets a stack window reach above SP
+ * (SFB_MEMO_WINDOW_MAX): wherever a lookup finds it, SFB_MEMO_SP_CFA_BAD()
+ * turns it away, and the walker then asks whether it was this row
+ * (sfb_memo_is_outermost()).  sfb_memo_row_of() compiles no real row with
+ * an offset this large. */
+#define SFB_MEMO_OUTERMOST_CFA 0x7ffffff0
+#define SFB_MEMO_WINDOW_MAX ((uintptr_t)SFB_MEMO_OUTERMOST_CFA)
+#define SFB_MEMO_OUTERMOST_ROW ((struct sfb_memo_row){ .cfa_word = SFB_MEMO_OUTERMOST_CFA })
 
-/* One entry's check for sfb_memo_get_kept(): 0 if e holds key under
- * epoch, or under SFB_MEMO_OUTERMOST_EPOCH(epoch) (epoch has no top bit),
- * with its row in *row and its epoch in *held; else non-zero. */
-static inline __attribute__((always_inline)) uint64_t
-sfb_memo_try_kept(const struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
-		  struct sfb_memo_row *row, uint32_t *held)
+static inline bool sfb_memo_is_outermost(const struct sfb_memo_row *row)
 {
-	uint32_t seq = sfb_seq_begin(&e->seq);
-	uintptr_t held_key = e->key;
-	*held = e->epoch;
-	*row = e->row;
-	return (held_key ^ key) | ((*held ^ epoch) & ~SFB_MEMO_OUTERMOST_EPOCH(0)) |
-	       sfb_seq_changed(&e->seq, seq);
-}
-
-/* The entry holding key under epoch, the memo epoch of objects never
- * unloaded (SFB_MEMO_KEPT_EPOCH + a walk's addition), in one pass over
- * its pair: 1 and the entry and its row in *found and *row; 2 if the key
- * is memoised there as the outermost frame (SFB_MEMO_OUTERMOST_EPOCH);
- * else 0.  Such an entry holds for its key without asking which object
- * holds it: no other object ever takes a kept object's addresses.  The
- * caller passes no exact PC's key (top bit set), which an object's exact
- * row may be memoised under with this epoch. */
-static inline __attribute__((always_inline)) int
-sfb_memo_get_kept(uintptr_t key, uint32_t epoch, struct sfb_memo_row *row,
-		  const struct sfb_memo_entry **found)
-{
-	unsigned pair = sfb_memo_pair_of_key(key);
-	const struct sfb_memo_entry *e = &sfb_memo[2 * pair];
-	uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
-	if (!(pages >> (pair / (4096 / (2 * sizeof *e))) & 1))
-		return 0;
-	uint32_t held;
-	if (sfb_memo_try_kept(e, key, epoch, row, &held) != 0 &&
-	    sfb_memo_try_kept(++e, key, epoch, row, &held) != 0)
-		return 0;
-	*found = e;
-	return held == epoch ? 1 : 2;
+	return row->cfa_word == SFB_MEMO_OUTERMOST_CFA;
 }
 
 #endif

@@ -60,8 +60,13 @@ struct walker {
 	unsigned flags;
 	/* Added to an object's epoch for the memo: a walk that refuses
 	 * .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its rows apart, so that the
-	 * fast path never applies a CFI row for it. */
-	uint32_t epoch_add;
+	 * fast path never applies a CFI row for it.  kept_epoch: the memo
+	 * epoch of objects never unloaded, for this walk (memo_epoch()). */
+	uint32_t epoch_add, kept_epoch;
+	/* The memo's written pages (rowmemo.h) as the fast run under way read
+	 * them once: a page written since counts as unwritten, which costs a
+	 * lookup again, never a wrong row. */
+	uint32_t pages;
 	/* The last PC no object holds, and why: the fast path and the
 	 * general path may both ask about it, and it costs a lookup. */
 	uintptr_t miss_pc;
@@ -173,7 +178,7 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
  * program, libc, ld.so and the start-up objects) without a lookup. */
 static inline uint32_t memo_epoch(const struct walker *w, const struct sfb_object *o)
 {
-	return (sfb_object_is_kept(o) ? SFB_MEMO_KEPT_EPOCH : o->epoch) + w->epoch_add;
+	return sfb_object_is_kept(o) ? w->kept_epoch : o->epoch + w->epoch_add;
 }
 
 /* ---- Applying a row (the general path) ------------------------------------ */
@@ -480,7 +485,7 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 	/* A verified return address whose row marks the outermost frame
 	 * (rowmemo.h): no lookup, no call-site check again. */
 	if (!exact && w->use_memo && sfb_object_has_rows(o) &&
-	    sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch), &compiled)) {
+	    sfb_memo_get(pc, epoch, &compiled) && sfb_memo_is_outermost(&compiled)) {
 		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
 		return 0;
 	}
@@ -524,8 +529,7 @@ static void memoise_row(struct walker *w, const struct sfb_object *o, uintptr_t 
 			sfb_memo_put(pc, epoch, &compiled);
 	} else if (!exact && (row->flags & (SFB_ROW_OUTERMOST | SFB_ROW_SIGNAL)) ==
 				     SFB_ROW_OUTERMOST) {
-		sfb_memo_put(pc, SFB_MEMO_OUTERMOST_EPOCH(epoch),
-			     &(struct sfb_memo_row){ 0, 0, 0, 0 });
+		sfb_memo_put(pc, epoch, &SFB_MEMO_OUTERMOST_ROW);
 	}
 }
 
@@ -610,22 +614,26 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 
 /* ---- The fast path ---------------------------------------------------------- */
 
-/* What the fast path's out-of-line lookups find: the row, the epoch it
- * is memoised under, and whether it marks the outermost frame.  One
- * pointer, so that the lookups keep their work in the registers the
- * arguments leave free. */
+/* What the fast path's out-of-line lookups find: the row and the epoch
+ * it is memoised under.  One pointer, so that the lookups keep their work
+ * in the registers the arguments leave free. */
 struct memo_found {
 	struct sfb_memo_row row;
 	uint32_t epoch;
-	bool outermost;
 };
 
-/* memo_find_in_object() for a return address that is not memoised under
- * the epoch of objects never unloaded: its object, confirmed for this
- * walk, and the entry under that object's epoch, or its outermost row. */
+/* memo_find_in_object() past its first probe: the key in the second entry
+ * of its pair under the epoch of objects never unloaded (kept); else its
+ * object, confirmed for this walk, and the entry under that object's
+ * epoch. */
 static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_from_object(struct walker *w, uintptr_t pc, struct memo_found *f)
+memo_from_object(struct walker *w, uintptr_t pc, uint32_t kept, struct memo_found *f)
 {
+	const struct sfb_memo_entry *e = sfb_memo_get(pc, kept, &f->row);
+	if (e) {
+		f->epoch = kept;
+		return e;
+	}
 	const struct sfb_object *o;
 	if (pc == 0 || walk_object(w, pc - 1, &o))
 		return NULL; /* a return address of 0, or no object */
@@ -633,39 +641,31 @@ memo_from_object(struct walker *w, uintptr_t pc, struct memo_found *f)
 	if (sfb_object_is_kept(o))
 		return NULL;
 	f->epoch = memo_epoch(w, o);
-	const struct sfb_memo_entry *e = sfb_memo_get(pc, f->epoch, &f->row);
-	/* Else perhaps memoised as the outermost frame (rowmemo.h), as
-	 * row_from_object() would find it. */
-	f->outermost = !e && sfb_object_has_rows(o) &&
-		       sfb_memo_get(pc, SFB_MEMO_OUTERMOST_EPOCH(f->epoch), &f->row);
-	return e;
+	return sfb_memo_get(pc, f->epoch, &f->row);
 }
 
-/* The memo entry for the return address pc, and in *f its row and the
- * epoch it is memoised under; or NULL, with f->outermost if its row marks
- * the outermost frame.  Out of line: the fast loop finds an entry inline
- * in the object it is in (sfb_memo_probe()), and comes here only for the
- * walk's first return address and where the walk enters another object.
- * First under the epoch of objects never unloaded, which needs no object
- * lookup (rowmemo.h, sfb_memo_get_kept()): the program, libc and the
- * objects loaded with them; then in the object that holds pc. */
+/* The memo entry for the return address pc, and in *f its row (perhaps
+ * the outermost row: rowmemo.h) and the epoch it is memoised under; or
+ * NULL.  Out of line: the fast loop finds an entry inline in the object
+ * it is in (sfb_memo_probe()), and comes here only for the walk's first
+ * return address and where the walk enters another object.  First the
+ * first entry of pc's pair under the epoch of objects never unloaded,
+ * which needs no object lookup: the program, libc and the objects loaded
+ * with them (no other object ever takes their addresses); then, out of
+ * the way of that hit, the rest.  A key with the top bit set (a corrupt
+ * stack word equal to an exact PC's key) finds nothing under these
+ * epochs: exact rows are kept under SFB_MEMO_EXACT_EPOCH(). */
 static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_in_object(struct walker *w, uintptr_t pc, struct memo_found *f)
 {
-	const struct sfb_memo_entry *e;
-	uint32_t kept = SFB_MEMO_KEPT_EPOCH + w->epoch_add;
-	/* Not 0, nor a key with the top bit set: an exact PC's, whose row
-	 * may be memoised under the same epoch. */
-	int got = (intptr_t)pc > 0 ? sfb_memo_get_kept(pc, kept, &f->row, &e) : 0;
-	if (got == 1) {
+	const uint32_t kept = w->kept_epoch;
+	const struct sfb_memo_entry *e = sfb_memo_pair(pc);
+	if (__builtin_expect(sfb_memo_page_in(e, w->pages) && sfb_memo_try(e, pc, kept, &f->row),
+			     1)) {
 		f->epoch = kept;
 		return e;
 	}
-	if (got == 2) {
-		f->outermost = true;
-		return NULL;
-	}
-	e = memo_from_object(w, pc, f);
+	e = memo_from_object(w, pc, kept, f);
 	/* Not a tail call: what this function costs, as profiled
 	 * (docs/SPEED.md), is then the whole lookup's. */
 	__asm__ volatile("");
@@ -724,22 +724,22 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	bool exact = at->exact;
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
-	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN)
+	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN ||
+	    win_hi - sp >= SFB_MEMO_WINDOW_MAX)
 		return false;
 	/* row and epoch have copies whose address the lookups take, so
-	 * that they themselves can stay in registers; found.outermost: the
-	 * run ended at a frame whose memoised row marks the outermost. */
-	struct memo_found found = { .epoch = 0, .outermost = false };
+	 * that they themselves can stay in registers. */
+	struct memo_found found = { .epoch = 0 };
+	/* The run ended at a frame whose memoised row marks the outermost. */
+	bool outermost = false;
+	const uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
+	w->pages = pages;
 	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found)
 					       : memo_find_in_object(w, pc, &found);
 	if (!e)
 		return false;
 	struct sfb_memo_row row = found.row;
 	uint32_t epoch = found.epoch;
-	/* The memo's written pages (rowmemo.h), read once a run: a page
-	 * written since counts as unwritten, which costs a lookup again, never
-	 * a wrong row. */
-	uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
 	uint8_t src = at->source;
 	/* The recall's trail: the entry the loop moves to is noted by its
 	 * pair, unless it is the same again; the first one, if the walk did
@@ -772,8 +772,10 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		} else {
 			if (!(row.cfa_word & 1)) {
 				cfa = sp + (uintptr_t)(intptr_t)row.cfa_word;
-				if (SFB_MEMO_SP_CFA_BAD(cfa, win_hi))
+				if (SFB_MEMO_SP_CFA_BAD(cfa, win_hi)) {
+					outermost = sfb_memo_is_outermost(&row);
 					break;
+				}
 			} else {
 				cfa = fp + (uintptr_t)(intptr_t)(row.cfa_word - 1);
 				if (SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi))
@@ -812,31 +814,27 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		const struct sfb_memo_entry *next = sfb_memo_probe(pc, epoch, pages, &row);
 		if (__builtin_expect(!next, 0)) {
 			next = memo_find_in_object(w, pc, &found);
-			if (!next) {
-				/* The outermost frame is written out, and ends
-				 * the walk (as general_step() would: no CFA). */
-				if (found.outermost) {
-					if (records)
-						*frame_out++ = (struct sframe_bt_frame){
-							.pc = pc, .source = src };
-					else
-						*pc_out++ = (void *)pc;
-					if (sample && nt < SFB_MEMO_RECALL)
-						w->trail[nt++] = (uint16_t)sfb_memo_pair_of_key(pc);
-				}
+			if (!next)
 				break;
-			}
 			row = found.row;
 			epoch = found.epoch;
-			pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
 		}
 		if (sample && next != e && nt < SFB_MEMO_RECALL)
 			w->trail[nt++] = sfb_memo_pair_of_entry(next);
 		e = next;
 	}
+	/* The outermost frame is written out, and ends the walk (as
+	 * general_step() would: no CFA).  The loop stopped before writing it,
+	 * with room for it. */
+	if (outermost) {
+		if (records)
+			*frame_out++ = (struct sframe_bt_frame){ .pc = pc, .source = src };
+		else
+			*pc_out++ = (void *)pc;
+	}
 	int m = records ? (int)(frame_out - frames) : (int)(pc_out - pcs);
 	w->ntrail = nt;
-	w->fast_stop = found.outermost ? SFRAME_BT_STOP_OUTERMOST : 0;
+	w->fast_stop = outermost ? SFRAME_BT_STOP_OUTERMOST : 0;
 	if (m == n)
 		return false;
 	r->pc = pc;
@@ -850,7 +848,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	at->exact = false;
 	at->topmost = false;
 	at->source = records ? src : SFRAME_BT_FROM_SFRAME;
-	w->st->frames_sframe += m - n - ncfi - found.outermost;
+	w->st->frames_sframe += m - n - ncfi - outermost;
 	w->st->frames_eh_frame += ncfi;
 	return true;
 }
@@ -990,6 +988,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	w.nobj = w.last_hit = w.nreplaced = 0;
 	w.flags = flags;
 	w.epoch_add = (flags & SFRAME_BT_NO_EH_FRAME) ? 1 : 0;
+	w.kept_epoch = SFB_MEMO_KEPT_EPOCH + w.epoch_add;
 	w.miss_pc = 0;
 	w.miss_stop = 0;
 	w.known_regs = 0;

@@ -727,8 +727,13 @@ static void test_row_of(void)
 	       FP, 4096, 1, -1, -2);
 	accept("big frame CFA=SP+6016", ROW(X(SP, 6016), D(CFA, -8), L_SAME(), 0), SP, FP, 6016, 0,
 	       -1, 0);
-	accept("huge frame CFA=SP+0x7ffffff8", ROW(X(SP, 0x7ffffff8), D(CFA, -8), L_SAME(), 0), SP,
-	       FP, 0x7ffffff8, 0, -1, 0);
+	accept("huge frame CFA=SP+0x7fffffe0", ROW(X(SP, 0x7fffffe0), D(CFA, -8), L_SAME(), 0), SP,
+	       FP, 0x7fffffe0, 0, -1, 0);
+	/* The outermost row's offset (rowmemo.h) and beyond: no real row's,
+	 * whatever their slots. */
+	refuse("CFA=SP+0x7ffffff0, the outermost row's offset",
+	       ROW(X(SP, SFB_MEMO_OUTERMOST_CFA), D(CFA, -8), L_SAME(), 0), SP, FP);
+	refuse("CFA=SP+0x7ffffff8", ROW(X(SP, 0x7ffffff8), D(CFA, -8), L_SAME(), 0), SP, FP);
 	accept("FP at the last slot, CFA-1024 (slot -128), CFA=SP+1024",
 	       ROW(X(SP, 1024), D(CFA, -8), D(CFA, -1024), 0), SP, FP, 1024, 0, -1, -128);
 	accept("SP-based CFA reaching exactly the lowest slot: SP+48, FP=*(CFA-48)",

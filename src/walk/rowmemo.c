@@ -1,6 +1,8 @@
 /* The row memo; see rowmemo.h. */
 #include "walk/rowmemo.h"
 
+#include <stddef.h>
+
 #include "arch/arch.h"
 
 /* Page-aligned: a bit of sfb_memo_pages_written must cover one page. */
@@ -10,6 +12,8 @@ __thread struct sfb_memo_recall sfb_memo_recalled __attribute__((tls_model("init
 _Atomic uint32_t sfb_memo_pages_written;
 
 _Static_assert(sizeof(struct sfb_memo_entry) == 32, "two entries per cache line");
+_Static_assert(offsetof(struct sfb_memo_entry, epoch) == 4 && sizeof(sfb_seq) == 4,
+	       "seq and epoch fill head");
 _Static_assert(sizeof sfb_memo <= 32 * 4096, "a bit of sfb_memo_pages_written per page");
 
 /* The lowest slot a row reads (slots are negative; fp_slot 0: none). */

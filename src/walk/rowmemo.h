@@ -46,12 +46,30 @@ struct sfb_memo_row {
 #define SFB_MEMO_FP_LOWEST_SLOT (-2)
 
 struct sfb_memo_entry {
-	sfb_seq seq;          /* seqlock.h */
-	uint32_t epoch;
+	/* The sequence number (seqlock.h) and the epoch, side by side, so
+	 * that a reader's second look at the number checks the epoch in the
+	 * same load (sfb_memo_try()).  Writers claim and publish seq alone
+	 * and store epoch like the rest of the entry. */
+	union {
+		struct {
+			sfb_seq seq;
+			uint32_t epoch;
+		};
+		_Atomic uint64_t head;
+	};
 	uintptr_t key;
 	struct sfb_memo_row row;
 	struct sfb_memo_entry *_Atomic hint; /* see above */
 };
+
+/* The halves of head: seq first in memory, on either byte order. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SFB_MEMO_SEQ_SHIFT 0
+#define SFB_MEMO_EPOCH_SHIFT 32
+#else
+#define SFB_MEMO_SEQ_SHIFT 32
+#define SFB_MEMO_EPOCH_SHIFT 0
+#endif
 
 /* Hidden (the library's own, never exported): addressed directly, not
  * through the GOT, in the shared library too. */
@@ -95,18 +113,36 @@ static inline struct sfb_memo_entry *sfb_memo_pair(uintptr_t key)
 }
 
 /* Seqlock read of e's row, if e holds key in the object of this epoch.
- * An entry never written has epoch 0, which no object has. */
-static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
-				uint32_t epoch, struct sfb_memo_row *row)
+ * An entry never written has epoch 0, which no object has.  The head is
+ * read twice, as seqlock.h reads a sequence number, and the second read
+ * must hold the sequence number the first one saw, even (seqlock.h's
+ * sfb_seq_changed()), beside the epoch asked for: one load and one
+ * compare for both, and the epoch read there is the one of the copy,
+ * since no writer came between. */
+static inline bool sfb_memo_try_head(const struct sfb_memo_entry *e, uintptr_t key,
+				     uint64_t head_epoch, struct sfb_memo_row *row)
 {
-	uint32_t seq = sfb_seq_begin(&e->seq);
+	uint64_t begin = atomic_load_explicit((_Atomic uint64_t *)&e->head, memory_order_acquire);
 	uintptr_t held_key = e->key;
-	uint32_t held_epoch = e->epoch;
 	*row = e->row;
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t now = atomic_load_explicit((_Atomic uint64_t *)&e->head, memory_order_relaxed);
+	uint64_t want = (begin & (uint64_t)0xfffffffeu << SFB_MEMO_SEQ_SHIFT) | head_epoch;
 	/* One branch for all the conditions: the walker's inner loop is
 	 * limited by branches as much as by instructions.  A row read while
 	 * the entry changed is discarded unused. */
-	return ((held_key ^ key) | (held_epoch ^ epoch) | sfb_seq_changed(&e->seq, seq)) == 0;
+	return ((held_key ^ key) | (now ^ want)) == 0;
+}
+
+/* An epoch as it sits in an entry's head: what sfb_memo_try_head() and
+ * sfb_memo_probe() take, computed once by a caller that probes many
+ * entries under one epoch. */
+#define SFB_MEMO_HEAD_EPOCH(epoch) ((uint64_t)(uint32_t)(epoch) << SFB_MEMO_EPOCH_SHIFT)
+
+static inline bool sfb_memo_try(const struct sfb_memo_entry *e, uintptr_t key,
+				uint32_t epoch, struct sfb_memo_row *row)
+{
+	return sfb_memo_try_head(e, key, SFB_MEMO_HEAD_EPOCH(epoch), row);
 }
 
 /* Rows are memoised for exact PCs too (the interrupted instruction of a
@@ -140,18 +176,19 @@ sfb_memo_page_in(const struct sfb_memo_entry *e, uint32_t pages)
 	return pages >> (((uintptr_t)e - (uintptr_t)sfb_memo) / 4096) & 1;
 }
 
-/* sfb_memo_get() for the walker's loop, inline: the pages written as the
- * caller read them (sfb_memo_page_in()), way 0 first, where the last key
- * written to the pair sits. */
+/* sfb_memo_get() for the walker's loop, inline: the epoch in head form
+ * (SFB_MEMO_HEAD_EPOCH()), the pages written as the caller read them
+ * (sfb_memo_page_in()), way 0 first, where the last key written to the
+ * pair sits. */
 static inline __attribute__((always_inline)) const struct sfb_memo_entry *
-sfb_memo_probe(uintptr_t key, uint32_t epoch, uint32_t pages, struct sfb_memo_row *row)
+sfb_memo_probe(uintptr_t key, uint64_t head_epoch, uint32_t pages, struct sfb_memo_row *row)
 {
 	const struct sfb_memo_entry *e = sfb_memo_pair(key);
 	if (!sfb_memo_page_in(e, pages))
 		return NULL;
-	if (__builtin_expect(sfb_memo_try(e, key, epoch, row), 1))
+	if (__builtin_expect(sfb_memo_try_head(e, key, head_epoch, row), 1))
 		return e;
-	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
+	return sfb_memo_try_head(e + 1, key, head_epoch, row) ? e + 1 : NULL;
 }
 
 /* An exact PC's entry is kept under its epoch with bit 30 set, which no

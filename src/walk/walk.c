@@ -61,8 +61,10 @@ struct walker {
 	/* Added to an object's epoch for the memo: a walk that refuses
 	 * .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its rows apart, so that the
 	 * fast path never applies a CFI row for it.  kept_epoch: the memo
-	 * epoch of objects never unloaded, for this walk (memo_epoch()). */
+	 * epoch of objects never unloaded, for this walk (memo_epoch());
+	 * kept_head: the same as an entry's head holds it. */
 	uint32_t epoch_add, kept_epoch;
+	uint64_t kept_head;
 	/* The memo's written pages (rowmemo.h) as the fast run under way read
 	 * them once: a page written since counts as unwritten, which costs a
 	 * lookup again, never a wrong row. */
@@ -615,11 +617,11 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 /* ---- The fast path ---------------------------------------------------------- */
 
 /* What the fast path's out-of-line lookups find: the row and the epoch
- * it is memoised under.  One pointer, so that the lookups keep their work
+ * it is memoised under, as SFB_MEMO_HEAD_EPOCH() gives it.  One pointer, so that the lookups keep their work
  * in the registers the arguments leave free. */
 struct memo_found {
 	struct sfb_memo_row row;
-	uint32_t epoch;
+	uint64_t head;
 };
 
 /* memo_find_in_object() past its first probe: the key in the second entry
@@ -631,7 +633,7 @@ memo_from_object(struct walker *w, uintptr_t pc, uint32_t kept, struct memo_foun
 {
 	const struct sfb_memo_entry *e = sfb_memo_get(pc, kept, &f->row);
 	if (e) {
-		f->epoch = kept;
+		f->head = SFB_MEMO_HEAD_EPOCH(kept);
 		return e;
 	}
 	const struct sfb_object *o;
@@ -640,8 +642,9 @@ memo_from_object(struct walker *w, uintptr_t pc, uint32_t kept, struct memo_foun
 	/* A kept object's entries were looked for already. */
 	if (sfb_object_is_kept(o))
 		return NULL;
-	f->epoch = memo_epoch(w, o);
-	return sfb_memo_get(pc, f->epoch, &f->row);
+	uint32_t epoch = memo_epoch(w, o);
+	f->head = SFB_MEMO_HEAD_EPOCH(epoch);
+	return sfb_memo_get(pc, epoch, &f->row);
 }
 
 /* The memo entry for the return address pc, and in *f its row (perhaps
@@ -658,14 +661,15 @@ memo_from_object(struct walker *w, uintptr_t pc, uint32_t kept, struct memo_foun
 static __attribute__((noinline)) const struct sfb_memo_entry *
 memo_find_in_object(struct walker *w, uintptr_t pc, struct memo_found *f)
 {
-	const uint32_t kept = w->kept_epoch;
+	const uint64_t kept = w->kept_head;
 	const struct sfb_memo_entry *e = sfb_memo_pair(pc);
-	if (__builtin_expect(sfb_memo_page_in(e, w->pages) && sfb_memo_try(e, pc, kept, &f->row),
+	if (__builtin_expect(sfb_memo_page_in(e, w->pages) &&
+				     sfb_memo_try_head(e, pc, kept, &f->row),
 			     1)) {
-		f->epoch = kept;
+		f->head = kept;
 		return e;
 	}
-	e = memo_from_object(w, pc, kept, f);
+	e = memo_from_object(w, pc, w->kept_epoch, f);
 	/* Not a tail call: what this function costs, as profiled
 	 * (docs/SPEED.md), is then the whole lookup's. */
 	__asm__ volatile("");
@@ -687,17 +691,18 @@ memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
 	const struct sfb_object *o;
 	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return NULL;
-	f->epoch = memo_epoch(w, o);
-	const struct sfb_memo_entry *e = sfb_memo_get_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
+	uint32_t epoch = memo_epoch(w, o);
+	f->head = SFB_MEMO_HEAD_EPOCH(epoch);
+	const struct sfb_memo_entry *e = sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &f->row);
 	if (e || !rows_by_range(w, o))
 		return e;
 	struct sfb_row row;
-	if (!sfb_cfi_cache_get(pc, f->epoch, &row) ||
+	if (!sfb_cfi_cache_get(pc, epoch, &row) ||
 	    !sfb_memo_row_of(&row, SFB_DWARF_SP, SFB_DWARF_FP, &f->row))
 		return NULL;
 	/* The entry just written (the row is in f->row), unless another
 	 * writer held it. */
-	return sfb_memo_put_exact(SFB_MEMO_EXACT(pc), f->epoch, &f->row);
+	return sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &f->row);
 }
 
 #ifdef SFB_RA_SLOT
@@ -729,7 +734,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		return false;
 	/* row and epoch have copies whose address the lookups take, so
 	 * that they themselves can stay in registers. */
-	struct memo_found found = { .epoch = 0 };
+	struct memo_found found = { .head = 0 };
 	/* The run ended at a frame whose memoised row marks the outermost. */
 	bool outermost = false;
 	const uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
@@ -739,7 +744,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	if (!e)
 		return false;
 	struct sfb_memo_row row = found.row;
-	uint32_t epoch = found.epoch;
+	uint64_t head = found.head;
 	uint8_t src = at->source;
 	/* The recall's trail: the entry the loop moves to is noted by its
 	 * pair, unless it is the same again; the first one, if the walk did
@@ -811,13 +816,13 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		/* The caller's entry, looked up in the object of this frame's
 		 * (its epoch): a return address in another object fails the
 		 * epoch check there, and is looked up again in its own. */
-		const struct sfb_memo_entry *next = sfb_memo_probe(pc, epoch, pages, &row);
+		const struct sfb_memo_entry *next = sfb_memo_probe(pc, head, pages, &row);
 		if (__builtin_expect(!next, 0)) {
 			next = memo_find_in_object(w, pc, &found);
 			if (!next)
 				break;
 			row = found.row;
-			epoch = found.epoch;
+			head = found.head;
 		}
 		if (sample && next != e && nt < SFB_MEMO_RECALL)
 			w->trail[nt++] = sfb_memo_pair_of_entry(next);
@@ -989,6 +994,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	w.flags = flags;
 	w.epoch_add = (flags & SFRAME_BT_NO_EH_FRAME) ? 1 : 0;
 	w.kept_epoch = SFB_MEMO_KEPT_EPOCH + w.epoch_add;
+	w.kept_head = SFB_MEMO_HEAD_EPOCH(w.kept_epoch);
 	w.miss_pc = 0;
 	w.miss_stop = 0;
 	w.known_regs = 0;

@@ -101,7 +101,7 @@ for v in $VARIANTS; do
 		-fno-optimize-sibling-calls -fPIC -shared -fno-semantic-interposition \
 		tests/cross/cross_cfi.c -o "$d/cross_cfi.so" >>"$log" 2>&1 ||
 	   ! $cc -std=gnu11 -Wall -Wextra -Werror $flags $defs -fomit-frame-pointer \
-		-fno-optimize-sibling-calls -Wa,--gsframe -rdynamic -I. -Itests -Itests/lib \
+		-fno-optimize-sibling-calls -Wa,--gsframe -rdynamic -I. -Isrc -Itests -Itests/lib \
 		tests/cross/t_cross.c -o "$d/t_cross" "$d/libsframebt.a" -ldl -lpthread >>"$log" 2>&1; then
 		echo "not ok - $v: build (see $log)"
 		fail=$((fail + 1))

@@ -19,6 +19,9 @@
  *               context must give the chain, or stop with a reason; a
  *               wrong frame is a failure; also cross_cfi.so's functions, by CFI
  *   cfi         through cross_cfi.so (.eh_frame, no .sframe) by its CFI
+ *   memo        the row memo's entries, whose sequence number and epoch
+ *               are read as one word: on this byte order a row put is
+ *               found again under its epoch, and under no other
  *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
  *               callback, one on a thread, SIGUSR1 samples landing in
  *               memset/memcpy/qsort; each to the outermost frame (_start,
@@ -49,6 +52,7 @@
 #include "loaded_object.h"
 #include "sig_install.h"
 #include "uc_regs.h"
+#include "walk/rowmemo.h"
 
 #if defined(__aarch64__)
 #define UC_RA(uc) ((uc)->uc_mcontext.regs[30])
@@ -1353,6 +1357,26 @@ static bool libc_setup(const char *libc_outer_path, const char *prog_outer_path)
 	return ok && pok && has_start;
 }
 
+/* A key no walk looks up (the address of data, never a return address)
+ * and an epoch no object has (SFB_MEMO_KEPT_EPOCH - 2 is reached by no
+ * description here): the memo is the process's own. */
+static const char memo_key_place[16];
+
+static void test_memo(void)
+{
+	const uintptr_t key = (uintptr_t)memo_key_place;
+	const uint32_t epoch = SFB_MEMO_KEPT_EPOCH - 2;
+	const struct sfb_memo_row put = { .cfa_word = 48, .ra_slot = -1, .fp_slot = -2 };
+	struct sfb_memo_row got;
+	sfb_memo_put(key, epoch, &put);
+	bool found = sfb_memo_get(key, epoch, &got) != NULL;
+	CHECK(found && got.cfa_word == 48 && got.ra_slot == -1 && got.fp_slot == -2,
+	      "memo: a row put is found again under its epoch (sequence and epoch read as one word)");
+	CHECK(!sfb_memo_get(key, epoch + 1, &got) && !sfb_memo_get(key, epoch ^ 0x10000u, &got) &&
+		      !sfb_memo_get(key + 1, epoch, &got),
+	      "memo: not under another epoch, nor another key");
+}
+
 int main(int argc, char **argv)
 {
 	main_ra = strip_ra(__builtin_return_address(0));
@@ -1394,6 +1418,7 @@ int main(int argc, char **argv)
 		dlsym(RTLD_DEFAULT, "qsort_r"), (void *)sort_bp, (void *)cmp_plain,
 		(void *)action_plt,
 	};
+	test_memo();
 	bool all = true;
 	for (int f = 0; f < NF; f++)
 		all &= range_of(fp[f], f);

@@ -133,9 +133,7 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 	memo_write(e, key, epoch, row);
 }
 
-const struct sfb_memo_entry *sfb_memo_put_exact(uintptr_t key, uint32_t epoch,
-					       const struct sfb_memo_row *row)
+void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 {
-	struct sfb_memo_entry *e = sfb_memo_pair(key) + 1;
-	return memo_write(e, key, SFB_MEMO_EXACT_EPOCH(epoch), row) ? e : NULL;
+	memo_write(sfb_memo_pair(key) + 1, key, SFB_MEMO_EXACT_EPOCH(epoch), row);
 }

@@ -123,7 +123,7 @@ static inline bool sfb_memo_try_head(const struct sfb_memo_entry *e, uintptr_t k
 				     uint64_t head_epoch, struct sfb_memo_row *row)
 {
 	uint64_t begin = atomic_load_explicit((_Atomic uint64_t *)&e->head, memory_order_acquire);
-	uintptr_t held_key = e->key;
+	uintptr_t other_key = e->key ^ key;
 	*row = e->row;
 	atomic_thread_fence(memory_order_acquire);
 	uint64_t now = atomic_load_explicit((_Atomic uint64_t *)&e->head, memory_order_relaxed);
@@ -131,7 +131,7 @@ static inline bool sfb_memo_try_head(const struct sfb_memo_entry *e, uintptr_t k
 	/* One branch for all the conditions: the walker's inner loop is
 	 * limited by branches as much as by instructions.  A row read while
 	 * the entry changed is discarded unused. */
-	return ((held_key ^ key) | (now ^ want)) == 0;
+	return (other_key | (now ^ want)) == 0;
 }
 
 /* An epoch as it sits in an entry's head: what sfb_memo_try_head() and
@@ -316,10 +316,8 @@ void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)
 /* Remember the row of an exact PC (key: SFB_MEMO_EXACT(pc)) in the object
  * of epoch (kept under SFB_MEMO_EXACT_EPOCH(epoch)).  It goes to the second
  * entry of its pair only: samples spread over many instructions, and must
- * not push out the return addresses that every walk needs.  Returns the
- * entry written, or NULL if another writer held it. */
-const struct sfb_memo_entry *sfb_memo_put_exact(uintptr_t key, uint32_t epoch,
-					       const struct sfb_memo_row *row);
+ * not push out the return addresses that every walk needs. */
+void sfb_memo_put_exact(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
 /* The memo epoch of every object never unloaded (sfb_object_is_kept(): the
  * program, libc, ld.so, objects loaded at start-up, pinned ones), in place

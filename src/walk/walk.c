@@ -616,93 +616,81 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 
 /* ---- The fast path ---------------------------------------------------------- */
 
-/* What the fast path's out-of-line lookups find: the row and the epoch
- * it is memoised under, as SFB_MEMO_HEAD_EPOCH() gives it.  One pointer, so that the lookups keep their work
- * in the registers the arguments leave free. */
-struct memo_found {
-	struct sfb_memo_row row;
-	uint64_t head;
-};
+/* The fast path's out-of-line lookups: each finds the row of a PC in the
+ * memo, into *row, and returns the epoch it is memoised under as an
+ * entry's head holds it (SFB_MEMO_HEAD_EPOCH()), which the loop's probes
+ * then use; 0, which no epoch gives, if there is none.  row points into
+ * the caller's frame, not at the row the caller's loop keeps in
+ * registers. */
 
 /* memo_find_in_object() past its first probe: the key in the second entry
  * of its pair under the epoch of objects never unloaded (kept); else its
  * object, confirmed for this walk, and the entry under that object's
  * epoch. */
-static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_from_object(struct walker *w, uintptr_t pc, uint32_t kept, struct memo_found *f)
+static __attribute__((noinline)) uint64_t memo_from_object(struct walker *w, uintptr_t pc,
+							   uint32_t kept, struct sfb_memo_row *row)
 {
-	const struct sfb_memo_entry *e = sfb_memo_get(pc, kept, &f->row);
-	if (e) {
-		f->head = SFB_MEMO_HEAD_EPOCH(kept);
-		return e;
-	}
+	if (sfb_memo_get(pc, kept, row))
+		return SFB_MEMO_HEAD_EPOCH(kept);
 	const struct sfb_object *o;
 	if (pc == 0 || walk_object(w, pc - 1, &o))
-		return NULL; /* a return address of 0, or no object */
+		return 0; /* a return address of 0, or no object */
 	/* A kept object's entries were looked for already. */
 	if (sfb_object_is_kept(o))
-		return NULL;
+		return 0;
 	uint32_t epoch = memo_epoch(w, o);
-	f->head = SFB_MEMO_HEAD_EPOCH(epoch);
-	return sfb_memo_get(pc, epoch, &f->row);
+	return sfb_memo_get(pc, epoch, row) ? SFB_MEMO_HEAD_EPOCH(epoch) : 0;
 }
 
-/* The memo entry for the return address pc, and in *f its row (perhaps
- * the outermost row: rowmemo.h) and the epoch it is memoised under; or
- * NULL.  Out of line: the fast loop finds an entry inline in the object
- * it is in (sfb_memo_probe()), and comes here only for the walk's first
- * return address and where the walk enters another object.  First the
- * first entry of pc's pair under the epoch of objects never unloaded,
+/* The row of the return address pc (perhaps the outermost row:
+ * rowmemo.h).  Out of line: the fast loop finds an entry inline in the
+ * object it is in (sfb_memo_probe()), and comes here only for the walk's
+ * first return address and where the walk enters another object.  First
+ * the first entry of pc's pair under the epoch of objects never unloaded,
  * which needs no object lookup: the program, libc and the objects loaded
  * with them (no other object ever takes their addresses); then, out of
  * the way of that hit, the rest.  A key with the top bit set (a corrupt
  * stack word equal to an exact PC's key) finds nothing under these
  * epochs: exact rows are kept under SFB_MEMO_EXACT_EPOCH(). */
-static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find_in_object(struct walker *w, uintptr_t pc, struct memo_found *f)
+static __attribute__((noinline)) uint64_t memo_find_in_object(struct walker *w, uintptr_t pc,
+							      struct sfb_memo_row *row)
 {
 	const uint64_t kept = w->kept_head;
 	const struct sfb_memo_entry *e = sfb_memo_pair(pc);
-	if (__builtin_expect(sfb_memo_page_in(e, w->pages) &&
-				     sfb_memo_try_head(e, pc, kept, &f->row),
-			     1)) {
-		f->head = kept;
-		return e;
-	}
-	e = memo_from_object(w, pc, w->kept_epoch, f);
+	if (__builtin_expect(sfb_memo_page_in(e, w->pages) && sfb_memo_try_head(e, pc, kept, row),
+			     1))
+		return kept;
+	uint64_t head = memo_from_object(w, pc, w->kept_epoch, row);
 	/* Not a tail call: what this function costs, as profiled
 	 * (docs/SPEED.md), is then the whole lookup's. */
 	__asm__ volatile("");
-	return e;
+	return head;
 }
 
-/* The memo entry for the exact PC a walk starts at (a ucontext, or the
- * registers a signal frame saved), and its row: the row memoise_row()
- * kept the last time the general path found it, or, in an object whose
- * rows are kept by PC range, the row of the range that holds pc, if it
- * has the common shape: memoised here, as the general path would
- * memoise it (a sample's PC is seldom seen twice, its range often).
- * Such a row is no trampoline's and needs no topmost-frame correction
- * (sfb_arch_fix_topmost_row() changes only PC-mask rows, never
- * memoised): the fast path applies it like a return address's. */
-static __attribute__((noinline)) const struct sfb_memo_entry *
-memo_find_exact(struct walker *w, uintptr_t pc, struct memo_found *f)
+/* The row of the exact PC a walk starts at (a ucontext, or the registers
+ * a signal frame saved): the row memoise_row() kept the last time the
+ * general path found it, or, in an object whose rows are kept by PC
+ * range, the row of the range that holds pc, if it has the common shape:
+ * memoised here, as the general path would memoise it (a sample's PC is
+ * seldom seen twice, its range often).  Such a row is no trampoline's and
+ * needs no topmost-frame correction (sfb_arch_fix_topmost_row() changes
+ * only PC-mask rows, never memoised): the fast path applies it like a
+ * return address's. */
+static __attribute__((noinline)) uint64_t memo_find_exact(struct walker *w, uintptr_t pc,
+							  struct sfb_memo_row *row)
 {
 	const struct sfb_object *o;
 	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
-		return NULL;
+		return 0;
 	uint32_t epoch = memo_epoch(w, o);
-	f->head = SFB_MEMO_HEAD_EPOCH(epoch);
-	const struct sfb_memo_entry *e = sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, &f->row);
-	if (e || !rows_by_range(w, o))
-		return e;
-	struct sfb_row row;
-	if (!sfb_cfi_cache_get(pc, epoch, &row) ||
-	    !sfb_memo_row_of(&row, SFB_DWARF_SP, SFB_DWARF_FP, &f->row))
-		return NULL;
-	/* The entry just written (the row is in f->row), unless another
-	 * writer held it. */
-	return sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, &f->row);
+	if (sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, row))
+		return SFB_MEMO_HEAD_EPOCH(epoch);
+	struct sfb_row full;
+	if (!rows_by_range(w, o) || !sfb_cfi_cache_get(pc, epoch, &full) ||
+	    !sfb_memo_row_of(&full, SFB_DWARF_SP, SFB_DWARF_FP, row))
+		return 0;
+	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), epoch, row);
+	return SFB_MEMO_HEAD_EPOCH(epoch);
 }
 
 #ifdef SFB_RA_SLOT
@@ -732,25 +720,23 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN ||
 	    win_hi - sp >= SFB_MEMO_WINDOW_MAX)
 		return false;
-	/* row and epoch have copies whose address the lookups take, so
-	 * that they themselves can stay in registers. */
-	struct memo_found found = { .head = 0 };
+	/* row has a copy whose address the lookups take, so that row itself
+	 * can stay in registers. */
+	struct sfb_memo_row found;
 	/* The run ended at a frame whose memoised row marks the outermost. */
 	bool outermost = false;
 	const uint32_t pages = atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed);
 	w->pages = pages;
-	const struct sfb_memo_entry *e = exact ? memo_find_exact(w, pc, &found)
-					       : memo_find_in_object(w, pc, &found);
-	if (!e)
+	/* The epoch the rows are memoised under, in head form. */
+	uint64_t head = exact ? memo_find_exact(w, pc, &found) : memo_find_in_object(w, pc, &found);
+	if (!head)
 		return false;
-	struct sfb_memo_row row = found.row;
-	uint64_t head = found.head;
+	struct sfb_memo_row row = found;
 	uint8_t src = at->source;
-	/* The recall's trail: the entry the loop moves to is noted by its
-	 * pair, unless it is the same again; the first one, if the walk did
-	 * not start here, by trail_note().  In the loop, where the entry is
-	 * at hand; from the output afterwards it would have to be hashed
-	 * again. */
+	/* The recall's trail: the pair of each entry the loop moves to; the
+	 * first one, if the walk did not start here, by trail_note().  In the
+	 * loop, where the entry is at hand; from the output afterwards it
+	 * would have to be hashed again. */
 	if (sample && n > 0)
 		trail_note(w, exact ? SFB_MEMO_EXACT(pc) : pc);
 	unsigned nt = w->ntrail;
@@ -817,16 +803,17 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		 * (its epoch): a return address in another object fails the
 		 * epoch check there, and is looked up again in its own. */
 		const struct sfb_memo_entry *next = sfb_memo_probe(pc, head, pages, &row);
-		if (__builtin_expect(!next, 0)) {
-			next = memo_find_in_object(w, pc, &found);
-			if (!next)
-				break;
-			row = found.row;
-			head = found.head;
+		if (__builtin_expect(next != NULL, 1)) {
+			if (sample && nt < SFB_MEMO_RECALL)
+				w->trail[nt++] = sfb_memo_pair_of_entry(next);
+			continue;
 		}
-		if (sample && next != e && nt < SFB_MEMO_RECALL)
-			w->trail[nt++] = sfb_memo_pair_of_entry(next);
-		e = next;
+		head = memo_find_in_object(w, pc, &found);
+		if (!head)
+			break;
+		row = found;
+		if (sample && nt < SFB_MEMO_RECALL)
+			w->trail[nt++] = (uint16_t)sfb_memo_pair_of_key(pc);
 	}
 	/* The outermost frame is written out, and ends the walk (as
 	 * general_step() would: no CFA).  The loop stopped before writing it,

@@ -20,7 +20,8 @@
  * used only once the number proves no writer touched it meanwhile.
  *
  * Users: the object cache's slots (objcache.c) and the row memo's entries
- * (rowmemo.h).  docs/DESIGN.md lists the library's other publish-once
+ * (rowmemo.h), whose readers load the number together with the epoch
+ * beside it, as one word, and check both at once (sfb_memo_try_head()).  docs/DESIGN.md lists the library's other publish-once
  * patterns. */
 #ifndef SFB_SEQLOCK_H
 #define SFB_SEQLOCK_H

@@ -92,17 +92,16 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 	};
 }
 
-/* Write one entry, unless another writer holds it (never wait): whether
- * it was written.  On a page never written, the entry is taken as empty
- * without reading it: the compare-and-swap is then the page's first touch
- * (rowmemo.h). */
-static bool memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
+/* Write one entry, unless another writer holds it (never wait).  On a
+ * page never written, the entry is taken as empty without reading it: the
+ * compare-and-swap is then the page's first touch (rowmemo.h). */
+static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 		       const struct sfb_memo_row *row)
 {
 	bool written = sfb_memo_page_written(e);
 	uint32_t seq = written ? atomic_load_explicit(&e->seq, memory_order_relaxed) : 0;
 	if (!sfb_seq_claim(&e->seq, seq))
-		return false;
+		return;
 	e->key = key;
 	e->epoch = epoch;
 	e->row = *row;
@@ -111,7 +110,6 @@ static bool memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 	if (!written)
 		atomic_fetch_or_explicit(&sfb_memo_pages_written, sfb_memo_page_bit(e),
 					 memory_order_relaxed);
-	return true;
 }
 
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row)

@@ -83,15 +83,31 @@ extern struct sfb_memo_entry sfb_memo[SFB_MEMO_ENTRIES] __attribute__((visibilit
  * costs one miss of an entry just written, never a wrong row. */
 extern _Atomic uint32_t sfb_memo_pages_written __attribute__((visibility("hidden")));
 
+/* The page e lies on: its bit's number. */
+static inline __attribute__((always_inline)) unsigned
+sfb_memo_page_of(const struct sfb_memo_entry *e)
+{
+	return (unsigned)(((uintptr_t)e - (uintptr_t)sfb_memo) / 4096);
+}
+
 static inline uint32_t sfb_memo_page_bit(const struct sfb_memo_entry *e)
 {
-	return 1u << (((uintptr_t)e - (uintptr_t)sfb_memo) / 4096);
+	return 1u << sfb_memo_page_of(e);
+}
+
+/* Whether e's page is among pages, a snapshot of sfb_memo_pages_written
+ * that a caller read once for many lookups: a bit missing costs a miss,
+ * never a wrong row. */
+static inline __attribute__((always_inline)) bool
+sfb_memo_page_in(const struct sfb_memo_entry *e, uint32_t pages)
+{
+	return pages >> sfb_memo_page_of(e) & 1;
 }
 
 static inline bool sfb_memo_page_written(const struct sfb_memo_entry *e)
 {
-	return atomic_load_explicit(&sfb_memo_pages_written, memory_order_relaxed) &
-	       sfb_memo_page_bit(e);
+	return sfb_memo_page_in(e, atomic_load_explicit(&sfb_memo_pages_written,
+							 memory_order_relaxed));
 }
 
 /* Two-way: a key may sit in either entry of its pair (one cache line), so
@@ -165,15 +181,6 @@ static inline struct sfb_memo_entry *sfb_memo_get(uintptr_t key, uint32_t epoch,
 	if (sfb_memo_try(e, key, epoch, row))
 		return e;
 	return sfb_memo_try(e + 1, key, epoch, row) ? e + 1 : NULL;
-}
-
-/* Whether e's page is among pages, a snapshot of sfb_memo_pages_written
- * that a caller read once for many lookups: a bit missing costs a miss,
- * never a wrong row. */
-static inline __attribute__((always_inline)) bool
-sfb_memo_page_in(const struct sfb_memo_entry *e, uint32_t pages)
-{
-	return pages >> (((uintptr_t)e - (uintptr_t)sfb_memo) / 4096) & 1;
 }
 
 /* sfb_memo_get() for the walker's loop, inline: the epoch in head form

@@ -624,14 +624,14 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
  * registers. */
 
 /* memo_find_in_object() past its first probe: the key in the second entry
- * of its pair under the epoch of objects never unloaded (kept); else its
- * object, confirmed for this walk, and the entry under that object's
- * epoch. */
+ * of its pair under the epoch of objects never unloaded; else its object,
+ * confirmed for this walk, and the entry under that object's epoch. */
 static __attribute__((noinline)) uint64_t memo_from_object(struct walker *w, uintptr_t pc,
-							   uint32_t kept, struct sfb_memo_row *row)
+							   struct sfb_memo_row *row)
 {
-	if (sfb_memo_get(pc, kept, row))
-		return SFB_MEMO_HEAD_EPOCH(kept);
+	const struct sfb_memo_entry *second = sfb_memo_pair(pc) + 1;
+	if (sfb_memo_page_in(second, w->pages) && sfb_memo_try_head(second, pc, w->kept_head, row))
+		return w->kept_head;
 	const struct sfb_object *o;
 	if (pc == 0 || walk_object(w, pc - 1, &o))
 		return 0; /* a return address of 0, or no object */
@@ -660,7 +660,7 @@ static __attribute__((noinline)) uint64_t memo_find_in_object(struct walker *w, 
 	if (__builtin_expect(sfb_memo_page_in(e, w->pages) && sfb_memo_try_head(e, pc, kept, row),
 			     1))
 		return kept;
-	uint64_t head = memo_from_object(w, pc, w->kept_epoch, row);
+	uint64_t head = memo_from_object(w, pc, row);
 	/* Not a tail call: what this function costs, as profiled
 	 * (docs/SPEED.md), is then the whole lookup's. */
 	__asm__ volatile("");

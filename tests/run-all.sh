@@ -24,12 +24,15 @@ install_deps build-essential clang libclang-rt-14-dev valgrind binutils libunwin
 
 total_pass=0
 total_fail=0
+mkdir -p build
+: >build/ci-failures
 step() { # step NAME COMMAND...: run, tally its "N passed, N failed" line
 	name=$1; shift
 	log=build/ci-$name.log
 	mkdir -p build
 	echo "=== $name: $*"
 	"$@" 2>&1 | tee "$log"
+	grep -E '^(FAIL |not ok)' "$log" | sed "s/^/$name: /" >>build/ci-failures
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	if [ -z "$line" ]; then
 		echo "$name: no result line"
@@ -54,6 +57,12 @@ if [ "${SFB_QUICK:-0}" != 1 ]; then
 	fi' 
 	step port make test-port
 	step cross make test-cross
+fi
+# CI shows only the tail of the output: the failures again, just above
+# the total, so a failing run names its tests.
+if [ -s build/ci-failures ]; then
+	echo "=== failures"
+	cat build/ci-failures
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

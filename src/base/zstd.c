@@ -474,6 +474,47 @@ static bool room(struct sfb_zstd *z, uint64_t n)
 
 /* ---- frames and blocks --------------------------------------------------------- */
 
+/* The history a frame needs: Window_Size from its descriptor byte wd
+ * (none in a single-segment frame, whose window is its content size),
+ * and never more than the content size when the frame gives one: no
+ * match reaches before the frame's start. */
+static uint64_t frame_window(bool single, uint64_t wd, bool has_fcs, uint64_t fcs)
+{
+	uint64_t window = 0;
+	if (!single) {
+		uint64_t base = (uint64_t)1 << (10 + (wd >> 3));
+		window = base + (base / 8) * (wd & 7);
+	}
+	if (has_fcs && (single || fcs < window))
+		window = fcs;
+	return window;
+}
+
+static const unsigned did_size[4] = { 0, 1, 2, 4 }, fcs_size[4] = { 0, 2, 4, 8 };
+
+/* The size of a Frame_Content_Size field, from the header descriptor. */
+static unsigned fcs_bytes(uint64_t fhd)
+{
+	return (fhd >> 6) == 0 && (fhd & 0x20) ? 1 : fcs_size[fhd >> 6 & 3];
+}
+
+uint64_t sfb_zstd_frame_window(const uint8_t *h, size_t n)
+{
+	struct sfb_bytes b = { h, n, false };
+	uint64_t magic, fhd, wd = 0, fcs = 0;
+	if (!sfb_get(&b, 0, 4, &magic) || magic != MAGIC || !sfb_get(&b, 4, 1, &fhd))
+		return 0;
+	bool single = fhd & 0x20;
+	uint64_t at = 5;
+	if (!single && !sfb_get(&b, at++, 1, &wd))
+		return 0;
+	at += did_size[fhd & 3];
+	unsigned fs = fcs_bytes(fhd);
+	if (fs && !sfb_get(&b, at, fs, &fcs))
+		return 0;
+	return frame_window(single, wd, fs != 0, fcs + (fs == 2 ? 256 : 0));
+}
+
 static bool frame_header(struct sfb_zstd *z)
 {
 	uint64_t magic, v;
@@ -493,26 +534,20 @@ static bool frame_header(struct sfb_zstd *z)
 	uint64_t fhd;
 	if (!hdr_le(z, 1, z->in_size, &fhd))
 		return false;
-	unsigned fcs_flag = (unsigned)fhd >> 6, did_flag = fhd & 3;
+	unsigned did_flag = fhd & 3;
 	bool single = fhd & 0x20;
 	if (fhd & 0x08)
 		return fail(z, SFB_ZSTD_E_RESERVED), false;
-	uint64_t window = 0;
-	if (!single) {
-		if (!hdr_le(z, 1, z->in_size, &v))
-			return false;
-		uint64_t base = (uint64_t)1 << (10 + (v >> 3));
-		window = base + (base / 8) * (v & 7);
-	}
-	static const unsigned did_size[4] = { 0, 1, 2, 4 };
+	uint64_t wd = 0;
+	if (!single && !hdr_le(z, 1, z->in_size, &wd))
+		return false;
 	if (did_flag) {
 		if (!hdr_le(z, did_size[did_flag], z->in_size, &v))
 			return false;
 		if (v)
 			return fail(z, SFB_ZSTD_E_DICTIONARY), false;
 	}
-	static const unsigned fcs_size[4] = { 0, 2, 4, 8 };
-	unsigned fs = fcs_flag == 0 && single ? 1 : fcs_size[fcs_flag];
+	unsigned fs = fcs_bytes(fhd);
 	z->has_fcs = fs != 0;
 	z->fcs = 0;
 	if (fs) {
@@ -521,16 +556,11 @@ static bool frame_header(struct sfb_zstd *z)
 		if (fs == 2)
 			z->fcs += 256;
 	}
-	if (single)
-		window = z->fcs;
+	uint64_t window = frame_window(single, wd, z->has_fcs, z->fcs);
 	/* Block_Maximum_Size is the smaller of Window_Size and 128 KiB; only
 	 * 128 KiB is enforced, as libzstd does when it decodes a whole frame:
 	 * the window bounds how far matches reach, the ring's size. */
 	z->block_max = SFB_ZSTD_BLOCK_MAX;
-	/* No match reaches before the frame's start: a window larger than
-	 * the content needs no more history than the content. */
-	if (z->has_fcs && z->fcs < window)
-		window = z->fcs;
 	if (window > z->hist_size)
 		return fail(z, SFB_ZSTD_E_WINDOW), false;
 	z->window = window;

@@ -77,6 +77,12 @@ enum sfb_zstd_result {
  * nonzero on failure.  Called only for ranges inside the input size. */
 typedef int (*sfb_zstd_read_fn)(void *ctx, uint64_t off, void *buf, size_t n);
 
+/* The history (bytes) the Zstandard frame whose first n bytes are at h
+ * needs, as the decoder requires it (above); 0 if they are not a
+ * Zstandard frame header.  For a caller sizing the history before it
+ * starts a decoder. */
+SFB_ZSTD_HIDDEN uint64_t sfb_zstd_frame_window(const uint8_t *h, size_t n);
+
 #define SFB_ZSTD_BLOCK_MAX (128u * 1024)
 #define SFB_ZSTD_LINE 512u /* bytes of input each of the three readers caches */
 

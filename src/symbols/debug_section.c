@@ -116,37 +116,14 @@ static void slot_set(struct sfb_dstream *t, int s, int n)
 	t->span = n;
 }
 
-/* The window of the zstd frame at file offset OFF (LEN bytes there):
- * what its history must hold, the content size when smaller; 0 when the
- * header is not a Zstandard frame's (the decoder then says why). */
+/* The history the zstd frame at file offset OFF (LEN bytes there) needs
+ * (zstd.h); 0 when it is not a Zstandard frame (the decoder then says
+ * why). */
 static uint64_t frame_window(int fd, uint64_t off, uint64_t len)
 {
 	uint8_t h[18] = { 0 };
 	size_t n = len < sizeof h ? (size_t)len : sizeof h;
-	struct sfb_bytes b = { h, n, false };
-	uint64_t magic, fhd, v, fcs = 0, window = 0;
-	if (pread_all(fd, h, n, off) || !sfb_get(&b, 0, 4, &magic) || magic != 0xFD2FB528u ||
-	    !sfb_get(&b, 4, 1, &fhd))
-		return 0;
-	uint64_t at = 5;
-	bool single = fhd & 0x20;
-	if (!single) {
-		if (!sfb_get(&b, at++, 1, &v))
-			return 0;
-		uint64_t base = (uint64_t)1 << (10 + (v >> 3));
-		window = base + base / 8 * (v & 7);
-	}
-	static const unsigned did[4] = { 0, 1, 2, 4 }, fcs_size[4] = { 0, 2, 4, 8 };
-	at += did[fhd & 3];
-	unsigned fs = (fhd >> 6) == 0 && single ? 1 : fcs_size[fhd >> 6];
-	if (fs) {
-		if (!sfb_get(&b, at, fs, &fcs))
-			return 0;
-		fcs += fs == 2 ? 256 : 0;
-		if (single || fcs < window)
-			window = fcs;
-	}
-	return window;
+	return pread_all(fd, h, n, off) ? 0 : sfb_zstd_frame_window(h, n);
 }
 
 bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs)

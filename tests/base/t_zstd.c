@@ -135,6 +135,7 @@ static const uint8_t hello_zst[] = {
 	0x6f, 0x2c, 0x20, 0x0a, 0x01, 0x00, 0xe2, 0x8a, 0x11, 0x21, 0x69, 0x9d, 0x87,
 };
 static const char hello[] = "hello, hello, hello\n";
+static const uint8_t hdr_bad_magic[] = { 0x28, 0xb5, 0x2f, 0xfe, 0x24, 0x14, 0x75, 0x00 };
 
 static void builtin(void)
 {
@@ -190,6 +191,29 @@ static void builtin(void)
 	rc = decode(hello_zst, sizeof hello_zst, hist, 19, out, sizeof out, 0, 0, NO_LIMIT, &n);
 	check_eq_int("history of 19: window-too-large", rc, SFB_ZSTD_E_WINDOW);
 	check("... before any output", n == 0);
+	check("sfb_zstd_frame_window: 20 for the embedded frame (single segment)",
+	      sfb_zstd_frame_window(hello_zst, sizeof hello_zst) == 20);
+	/* A frame with a window descriptor (2 MiB) and a content size (5)
+	 * smaller than it: the content size bounds the history (no match
+	 * reaches before the frame's start).  zstd(1) makes such frames
+	 * single-segment, other encoders need not. */
+	const uint8_t wide[] = { 0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x58, 5, 0, 0, 0,
+				 0x29, 0, 0, 'h', 'e', 'l', 'l', 'o' };
+	rc = decode(wide, sizeof wide, hist, 5, out, sizeof out, 0, 0, NO_LIMIT, &n);
+	check("2 MiB window, 5 bytes of content: a history of 5 suffices",
+	      rc == SFB_ZSTD_END && n == 5 && memcmp(out, "hello", 5) == 0);
+	rc = decode(wide, sizeof wide, hist, 4, out, sizeof out, 0, 0, NO_LIMIT, &n);
+	check_eq_int("... a history of 4: window-too-large", rc, SFB_ZSTD_E_WINDOW);
+	check("sfb_zstd_frame_window: 5 for it", sfb_zstd_frame_window(wide, sizeof wide) == 5);
+	uint8_t nofcs[sizeof wide - 4];
+	memcpy(nofcs, wide, 6);
+	memcpy(nofcs + 6, wide + 10, sizeof wide - 10);
+	nofcs[4] = 0x00;
+	check("sfb_zstd_frame_window: 2 MiB without the content size",
+	      sfb_zstd_frame_window(nofcs, sizeof nofcs) == 2u << 20);
+	check("sfb_zstd_frame_window: 0 for a header cut short, or another magic",
+	      sfb_zstd_frame_window(wide, 9) == 0 && sfb_zstd_frame_window(wide, 5) == 0 &&
+		      sfb_zstd_frame_window(hdr_bad_magic, sizeof hdr_bad_magic) == 0);
 	rc = decode(hello_zst, sizeof hello_zst, hist, sizeof hist, out, sizeof out, 0, 0, 20, &n);
 	check_eq_int("output limit 20 of 20", rc, SFB_ZSTD_END);
 	rc = decode(hello_zst, sizeof hello_zst, hist, sizeof hist, out, sizeof out, 0, 0, 19, &n);
@@ -231,6 +255,14 @@ static void case_ok(const char *name, const uint8_t *in, size_t len, const uint8
 		rc = decode(in, len, hist, hsize, out, elen, 0, 0, elen - 1, &n);
 		snprintf(what, sizeof what, "%s: output limit one below: %s", name, sfb_zstd_result_name(rc));
 		check(what, rc == SFB_ZSTD_E_OUTPUT_LIMIT && n < elen);
+	}
+	/* hsize is what zstd -lv reports (t_zstd.sh); "two" gives the
+	 * second frame's, an empty frame's is raised to 1. */
+	if (strcmp(name, "two")) {
+		uint64_t w = sfb_zstd_frame_window(in, len < 18 ? len : 18);
+		snprintf(what, sizeof what, "%s: sfb_zstd_frame_window %llu, zstd -lv's %zu", name,
+			 (unsigned long long)w, hsize);
+		check(what, w == hsize || (hsize == 1 && w == 0));
 	}
 	if (hsize > 1) {
 		rc = decode(in, len, hist, hsize - 1, out, elen, 0, 0, NO_LIMIT, &n);

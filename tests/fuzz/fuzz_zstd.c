@@ -7,7 +7,8 @@
  * its low bits one of a few sizes from 1 KiB to the largest window
  * tried, so that frames are refused for their window as well as decoded.
  * Every call must give at most the output asked for, and end in END or a
- * named error within a bounded number of calls.
+ * named error within a bounded number of calls; the first frame's window
+ * as sfb_zstd_frame_window() reads it must be libzstd's.
  *
  * When sfb_zstd decodes the body, libzstd must decode it to the same
  * bytes; when libzstd decodes it within the output cap, with no
@@ -104,6 +105,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const size_t hsizes[8] = { 1024, 4096, 20000, 65536, 100000, 131072, 200000, HIST_MAX };
 	size_t hsize = hsizes[data[1] & 7];
 	bool discard = data[0] & 0x80;
+
+	/* The window sfb_zstd_frame_window() reads from a header is
+	 * libzstd's, bounded by the content size as the decoder bounds it. */
+	ZSTD_frameHeader fh;
+	if (ZSTD_getFrameHeader(&fh, in, len) == 0 && fh.frameType == ZSTD_frame) {
+		uint64_t want = fh.windowSize;
+		if (fh.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN && fh.frameContentSize < want)
+			want = fh.frameContentSize;
+		uint64_t w = sfb_zstd_frame_window(in, len);
+		if (w != want)
+			FAIL("sfb_zstd_frame_window %llu, libzstd's %llu", (unsigned long long)w,
+			     (unsigned long long)want);
+	}
 
 	struct mem m = { in, len };
 	sfb_zstd_init(&z, hist, hsize, len, mem_read, &m);

@@ -19,10 +19,11 @@
  * a write, is thrown away.  The copy is a racy read of plain memory; it is
  * used only once the number proves no writer touched it meanwhile.
  *
- * Users: the object cache's slots (objcache.c) and the row memo's entries
- * (rowmemo.h), whose readers load the number together with the epoch
- * beside it, as one word, and check both at once (sfb_memo_try_head()).  docs/DESIGN.md lists the library's other publish-once
- * patterns. */
+ * Users: the object cache's slots (objcache.c), the CFI row cache's
+ * entries (cfi_cache.c) and the row memo's entries (rowmemo.h), whose
+ * readers load the number together with the epoch beside it, as one
+ * word, and check both at once (sfb_memo_try_head()).  docs/DESIGN.md
+ * lists the library's other publish-once patterns. */
 #ifndef SFB_SEQLOCK_H
 #define SFB_SEQLOCK_H
 
@@ -60,6 +61,20 @@ static inline bool sfb_seq_claim(sfb_seq *seq, uint32_t seen)
 	return !(seen & 1) &&
 	       atomic_compare_exchange_strong_explicit(seq, &seen, seen | 1, memory_order_acquire,
 						       memory_order_relaxed);
+}
+
+/* Claim a record of a table whose pages are touched only when written
+ * (the row memo, the CFI row cache), page_written telling whether the
+ * record's page has been: on a page never written the record is taken as
+ * never written without reading it, so that the compare-and-swap is the
+ * page's first touch (reading first would fault the zero page in, and
+ * the write fault again to copy it).  The writer marks the page written
+ * after publishing; a reader that sees the mark late misses one record,
+ * never reads a wrong one. */
+static inline bool sfb_seq_claim_fresh(sfb_seq *seq, bool page_written)
+{
+	uint32_t seen = page_written ? atomic_load_explicit(seq, memory_order_relaxed) : 0;
+	return sfb_seq_claim(seq, seen);
 }
 
 /* Publish a record claimed by this writer. */

@@ -89,11 +89,9 @@ static void write_entry(uintptr_t start, unsigned level, uint32_t epoch, const s
 			uint64_t lo, uint64_t hi)
 {
 	struct sfb_cfi_cache_entry *e = sfb_cfi_cache_slot(start, level);
-	/* On a page never written, the entry is taken as empty without
-	 * reading it: the compare-and-swap is then the page's first touch. */
+	/* Its page first touched by the claim (seqlock.h). */
 	bool written = atomic_load_explicit(&pages_written, memory_order_relaxed) & page_bit(e);
-	uint32_t seq = written ? atomic_load_explicit(&e->seq, memory_order_relaxed) : 0;
-	if (!sfb_seq_claim(&e->seq, seq))
+	if (!sfb_seq_claim_fresh(&e->seq, written))
 		return;
 	e->epoch = epoch;
 	e->lo = lo;

@@ -92,15 +92,13 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 	};
 }
 
-/* Write one entry, unless another writer holds it (never wait).  On a
- * page never written, the entry is taken as empty without reading it: the
- * compare-and-swap is then the page's first touch (rowmemo.h). */
+/* Write one entry, unless another writer holds it (never wait); its page
+ * first touched by the claim (seqlock.h). */
 static void memo_write(struct sfb_memo_entry *e, uintptr_t key, uint32_t epoch,
 		       const struct sfb_memo_row *row)
 {
 	bool written = sfb_memo_page_written(e);
-	uint32_t seq = written ? atomic_load_explicit(&e->seq, memory_order_relaxed) : 0;
-	if (!sfb_seq_claim(&e->seq, seq))
+	if (!sfb_seq_claim_fresh(&e->seq, written))
 		return;
 	e->key = key;
 	e->epoch = epoch;

@@ -55,6 +55,14 @@ w "sqlite3"        sqlite3     'sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT
 w "gcc -O2"        gcc         'gcc -O2 -c gen.c -o gen.o'
 w "make"           make        'make -s -r -f gen.mk'
 w "objdump -d"     binutils    'objdump -d /usr/bin/make /usr/bin/make /usr/bin/make /usr/bin/make'
+# C++ compilers (cc1plus, and LLVM built by clang), on template-heavy C++
+w "g++ -O2"        g++         'g++ -O2 -c gen.cpp -o gencpp.o'
+w "clang-14 -O2"   clang-14    'clang-14 -O2 -c gen.c -o genc.o'
+# Rust (threaded: ripgrep's and fd's walker pools)
+w "rg"             ripgrep     'for i in 1 2 3 4 5 6; do rg -c -w "[a-zA-Z]{2,5}[0-9]+[a-z]" data.txt data.txt data.txt data.txt; done'
+w "fdfind"         fd-find     'for i in 1 2 3 4 5 6 7 8 9 10; do fdfind -u . /usr/share >/dev/null; done'
+# XML (libxml2): parse, reformat, canonicalise
+w "xmllint"        libxml2-utils 'xmllint --noout big.xml; xmllint --format big.xml >/dev/null; xmllint --c14n big.xml >/dev/null'
 # coreutils and friends
 # sort takes SIGPROF as a request to end (cleans up, re-raises): sampled
 # with a real-time signal
@@ -100,9 +108,10 @@ in=$work/in
 mkdir -p "$in" "$work/out"
 
 # ---- Inputs, deterministic: base64 of an AES-CTR key stream (random-looking
-# but compressible text) next to line numbers; a C file for cc1 (awk); a
-# makefile whose work is make's own text functions; two files that differ
-# in many lines for git's diff.
+# but compressible text) next to line numbers; a C file for cc1 and clang
+# and a C++ file for cc1plus (awk); an XML document; a makefile whose work
+# is make's own text functions; two files that differ in many lines for
+# git's diff.
 (
 	cd "$in" || exit 1
 	head -c 6000000 /dev/zero | openssl enc -aes-128-ctr -nosalt \
@@ -129,6 +138,19 @@ mkdir -p "$in" "$work/out"
 		print "$(foreach t,$(wordlist 1,20000,$(S)),$(eval t_$(t): ; ))"
 		print "all: $(addprefix t_,$(wordlist 1,20000,$(S))) ; $(info $(words $(S)))"
 	}' >gen.mk
+	# C++ for cc1plus: the standard containers and algorithms,
+	# instantiated for 40 functions
+	awk 'BEGIN {
+		print "#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>"
+		for (i = 0; i < 40; i++)
+			printf "std::map<std::string, std::vector<int>> m%d() {\n\tstd::map<std::string, std::vector<int>> m;\n\tfor (int k = 0; k < %d; k++) {\n\t\tauto &v = m[std::to_string(k)];\n\t\tv.push_back(k);\n\t\tstd::sort(v.begin(), v.end());\n\t}\n\treturn m;\n}\n", i, i + 3
+	}' >gen.cpp
+	awk 'BEGIN {
+		print "<r>"
+		for (i = 0; i < 150000; i++)
+			printf "<e a=\"%d\" b=\"x%d\"><c>%d text &amp; more</c></e>\n", i, i * 7, i % 13
+		print "</r>"
+	}' >big.xml
 	seq 1 1000000 >a.txt
 	awk '{ if (NR % 7 == 0) print $1 * 3; else if (NR % 11 == 0) next; else print }' a.txt >b.txt
 ) || {

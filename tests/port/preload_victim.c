@@ -4,7 +4,8 @@
  * nobody reads).  With glibc's own backtrace() the handler's first call
  * dlopen()s libgcc_s, whose malloc waits for that lock forever; through
  * libsframebt-preload.so it prints the frames and exits 0.
- * Output (stdout): "frames N", then backtrace_symbols_fd()'s lines. */
+ * Output (stdout): "frames N", then backtrace_symbols_fd()'s lines; exit
+ * status 4 if the other thread never blocked there. */
 #define _GNU_SOURCE
 #include <execinfo.h>
 #include <fcntl.h>
@@ -15,20 +16,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 #define BARRIER() __asm__ volatile("" ::: "memory")
 
-static _Atomic int holder_started;
+static _Atomic int holder_tid;
 static int *volatile null_ptr;
 
 static void *hold_malloc_lock(void *arg)
 {
 	(void)arg;
-	atomic_store(&holder_started, 1);
+	atomic_store(&holder_tid, (int)syscall(SYS_gettid));
 	malloc_stats(); /* blocks in write(2) with main_arena's lock held */
 	return NULL;
+}
+
+/* Whether thread tid is blocked in write(2, ...): /proc's syscall file
+ * gives the number and arguments of the call a blocked thread is in.
+ * malloc_stats() writes to stderr only with main_arena's lock held. */
+static int blocked_writing_stderr(int tid)
+{
+	char path[64], text[128] = { 0 };
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	long nr;
+	unsigned long arg0;
+	return n > 0 && sscanf(text, "%ld %lx", &nr, &arg0) == 2 && nr == SYS_write &&
+	       arg0 == 2;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -70,8 +90,15 @@ int main(void)
 	sigaction(SIGSEGV, &sa, NULL);
 	pthread_t t;
 	pthread_create(&t, NULL, hold_malloc_lock, NULL);
-	while (!atomic_load(&holder_started))
+	/* Not a fixed sleep: on a loaded machine the holder may take longer
+	 * to reach the lock, and glibc's backtrace() would then not hang. */
+	int tid;
+	while (!(tid = atomic_load(&holder_tid)))
 		usleep(1000);
-	usleep(200000); /* into malloc_stats()'s first write */
+	for (int ms = 0; !blocked_writing_stderr(tid); ms++) {
+		if (ms == 20000)
+			return 4; /* never blocked: the test's premise fails */
+		usleep(1000);
+	}
 	return victim_a(1);
 }

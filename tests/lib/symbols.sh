@@ -100,3 +100,16 @@ glibc_lines_as_nm() {
 	done
 	[ "$n" -gt 0 ]
 }
+
+# copy_stable FROM TO: copy a debug file that may be rewritten in place
+# while a test runs (perf's build-id cache hard-links it, which a lookup
+# then reads as a file shorter than its headers say): two copies that
+# agree, tried five times a second apart.
+copy_stable() {
+	for i in 1 2 3 4 5; do
+		cp "$1" "$2" && cp "$1" "$2.again" && cmp -s "$2" "$2.again" && rm -f "$2.again" &&
+			return 0
+		sleep 1
+	done
+	return 1
+}

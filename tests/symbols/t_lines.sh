@@ -22,6 +22,7 @@
 # The lookups run in a signal handler on a 64 KiB alternate stack.
 . tests/lib/check.sh
 . tests/lib/install-deps.sh
+. tests/lib/symbols.sh
 install_deps binutils llvm-14 libc6-dbg gcc g++ clang python3
 N=${SFB_LINES_PCS:-2000}
 CC=${CC:-gcc}
@@ -108,16 +109,7 @@ done
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')
 bid=$(readelf -n "$libc" | awk '/Build ID:/ { print $3 }')
 dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
-# A copy: the installed file may be rewritten in place while the test
-# runs (perf's build-id cache hard-links it), which a lookup reads as a
-# file shorter than its headers say.
-copy_stable() { # copy_stable FROM TO: two copies that agree
-	for i in 1 2 3 4 5; do
-		cp "$1" "$2" && cp "$1" "$2.again" && cmp -s "$2" "$2.again" && return 0
-		sleep 1
-	done
-	return 1
-}
+# A stable copy (tests/lib/symbols.sh).
 if [ -f "$dbg" ] && copy_stable "$dbg" "$tmp/libc.debug"; then
 	# All the addresses through one kept lookup state, as a crash report
 	# reads (lines.h: sfb_lines_open(), sfb_lines_find(); with the room

@@ -14,6 +14,7 @@
 # signal handler on a 64 KiB alternate stack: its deepest use is checked.
 . tests/lib/check.sh
 . tests/lib/install-deps.sh
+. tests/lib/symbols.sh
 install_deps binutils llvm-14 libc6-dbg gcc g++ python3
 N=${SFB_LINES_PCS:-1000}
 # The driver is built as the library is ($CC, $CFLAGS: under make
@@ -88,16 +89,7 @@ check "lines_prog_cxx: inlined functions named demangled (no _Z name)" \
 libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ { print $NF; exit }')
 bid=$(readelf -n "$libc" | awk '/Build ID:/ { print $3 }')
 dbg=/usr/lib/debug/.build-id/$(printf %.2s "$bid")/${bid#??}.debug
-# A stable copy, found through SFRAME_BT_DEBUG_DIR: the installed file may
-# be rewritten in place while the test runs (perf's build-id cache
-# hard-links it), which a lookup reads as a file shorter than its headers.
-copy_stable() { # copy_stable FROM TO: two copies that agree
-	for i in 1 2 3 4 5; do
-		cp "$1" "$2" && cp "$1" "$2.again" && cmp -s "$2" "$2.again" && rm -f "$2.again" && return 0
-		sleep 1
-	done
-	return 1
-}
+# A stable copy (tests/lib/symbols.sh), found through SFRAME_BT_DEBUG_DIR.
 sub=$(printf %.2s "$bid")
 mkdir -p "$tmp/debug/.build-id/$sub"
 if [ -f "$dbg" ] && copy_stable "$dbg" "$tmp/debug/.build-id/$sub/${bid#??}.debug"; then

@@ -29,13 +29,12 @@ mkdir -p build
 step() { # step NAME COMMAND...: run, tally its "N passed, N failed" line
 	name=$1; shift
 	log=build/ci-$name.log
-	mkdir -p build
 	echo "=== $name: $*"
 	"$@" 2>&1 | tee "$log"
 	grep -E '^(FAIL |not ok)' "$log" | sed "s/^/$name: /" >>build/ci-failures
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	if [ -z "$line" ]; then
-		echo "$name: no result line"
+		echo "$name: no result line" | tee -a build/ci-failures
 		total_fail=$((total_fail + 1))
 		return
 	fi

@@ -498,6 +498,13 @@ static unsigned fcs_bytes(uint64_t fhd)
 	return (fhd >> 6) == 0 && (fhd & 0x20) ? 1 : fcs_size[fhd >> 6 & 3];
 }
 
+/* The content size a field of fs bytes holding raw gives: a 2-byte field
+ * counts from 256. */
+static uint64_t fcs_value(uint64_t raw, unsigned fs)
+{
+	return fs == 2 ? raw + 256 : raw;
+}
+
 uint64_t sfb_zstd_frame_window(const uint8_t *h, size_t n)
 {
 	struct sfb_bytes b = { h, n, false };
@@ -512,7 +519,7 @@ uint64_t sfb_zstd_frame_window(const uint8_t *h, size_t n)
 	unsigned fs = fcs_bytes(fhd);
 	if (fs && !sfb_get(&b, at, fs, &fcs))
 		return 0;
-	return frame_window(single, wd, fs != 0, fcs + (fs == 2 ? 256 : 0));
+	return frame_window(single, wd, fs != 0, fcs_value(fcs, fs));
 }
 
 static bool frame_header(struct sfb_zstd *z)
@@ -553,8 +560,7 @@ static bool frame_header(struct sfb_zstd *z)
 	if (fs) {
 		if (!hdr_le(z, fs, z->in_size, &z->fcs))
 			return false;
-		if (fs == 2)
-			z->fcs += 256;
+		z->fcs = fcs_value(z->fcs, fs);
 	}
 	uint64_t window = frame_window(single, wd, z->has_fcs, z->fcs);
 	/* Block_Maximum_Size is the smaller of Window_Size and 128 KiB; only

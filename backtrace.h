@@ -246,6 +246,37 @@ struct sframe_symbol {
 SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 				  char *scratch, size_t scratch_size);
 
+/* Many PCs: sframe_symbolize() with source positions, for profilers and
+ * tools that symbolize thousands of PCs.  sframe_symbolize() opens and
+ * reads an object's debug file anew for each PC (up to tens of
+ * milliseconds for a PC of a compressed libc debug file); a symbolizer
+ * keeps the files of the last 3 objects it served open, with what it
+ * has read and decompressed of their DWARF and more room to keep it
+ * in, so that the next PCs of the same objects cost less: in libc's
+ * compressed debug file about a fifth for PCs that cluster as a
+ * profile's do, two thirds for PCs spread over all of it
+ * (docs/SPEED.md).  A PC's object is served from a kept file only while
+ * the object loaded at that place has the ELF header and build-id it
+ * had when the file was opened: a library unloaded and another loaded
+ * in its place gets its own file.
+ *
+ * sframe_symbolizer_init() makes one in mem (size bytes, at least
+ * SFRAME_SYMBOLIZER_SIZE; any alignment) and returns it, or NULL if size
+ * is too small.  sframe_symbolizer_lookup() fills *out as
+ * sframe_symbolize() with SFRAME_SYMBOLIZE_LINES_SCRATCH bytes of scratch
+ * does, and returns the same; out's strings live in the symbolizer, valid
+ * until its next lookup or its close.  sframe_symbolizer_close() closes
+ * its files (mem may then be freed or reused).  Async-signal-safe, like
+ * sframe_symbolize() (open/pread/close, no allocation, no lock); a
+ * symbolizer is one caller's: two threads must not use one at the same
+ * time. */
+struct sframe_symbolizer;
+#define SFRAME_SYMBOLIZER_SIZE (1600 * 1024)
+SFRAMEBT_API struct sframe_symbolizer *sframe_symbolizer_init(void *mem, size_t size);
+SFRAMEBT_API int sframe_symbolizer_lookup(struct sframe_symbolizer *s, uintptr_t pc,
+					  struct sframe_symbol *out);
+SFRAMEBT_API void sframe_symbolizer_close(struct sframe_symbolizer *s);
+
 /* Demangle an Itanium C++ (_Z...) or Rust (legacy _ZN...E, v0 _R...) symbol
  * name into out (size bytes, NUL-terminated), as `c++filt` prints it.
  * Returns the length written (without the NUL), or -1 when it cannot: not

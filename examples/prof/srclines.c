@@ -74,14 +74,15 @@ static struct misses *miss_slot(struct misses *t, uintptr_t obj)
 /* The child: async-signal-safe calls only (its parent may have had other
  * threads, holding locks the child inherits held). */
 static _Noreturn void child(int fd, const uintptr_t *pcs, const uintptr_t *objs, size_t n,
-			    char *scratch, char *rec, struct misses *tab)
+			    void *mem, char *rec, struct misses *tab)
 {
+	struct sframe_symbolizer *symbolizer = sframe_symbolizer_init(mem, SFRAME_SYMBOLIZER_SIZE);
 	for (size_t i = 0; i < n; i++) {
 		struct misses *m = miss_slot(tab, objs[i]);
 		if (m && !m->found && m->misses >= SRCLINES_GIVE_UP)
 			continue;
 		struct sframe_symbol sym;
-		sframe_symbolize(pcs[i], &sym, scratch, SFRAME_SYMBOLIZE_LINES_SCRATCH);
+		sframe_symbolizer_lookup(symbolizer, pcs[i], &sym);
 		if (m) {
 			if (sym.line || sym.file[0] || sym.inlined_count > 0)
 				m->found = true;
@@ -104,6 +105,7 @@ static _Noreturn void child(int fd, const uintptr_t *pcs, const uintptr_t *objs,
 		if (write_all(fd, rec, len) != 0)
 			break;
 	}
+	sframe_symbolizer_close(symbolizer);
 	_exit(0);
 }
 
@@ -170,19 +172,19 @@ struct srclines_cost srclines_read(const uintptr_t *pcs, const uintptr_t *objs, 
 	if (n == 0 || budget_ns == 0)
 		return cost;
 	int p[2];
-	char *scratch = malloc(SFRAME_SYMBOLIZE_LINES_SCRATCH);
+	void *mem = malloc(SFRAME_SYMBOLIZER_SIZE);
 	char *rec = malloc(REC_MAX);
 	size_t cap = 4 * REC_MAX, len = 0;
 	char *buf = malloc(cap);
 	struct misses *tab = calloc(MISS_SLOTS, sizeof *tab);
-	if (!scratch || !rec || !buf || !tab || pipe2(p, O_CLOEXEC) != 0)
+	if (!mem || !rec || !buf || !tab || pipe2(p, O_CLOEXEC) != 0)
 		goto out;
 	struct timespec w0, now;
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		child(p[1], pcs, objs, n, scratch, rec, tab);
+		child(p[1], pcs, objs, n, mem, rec, tab);
 	}
 	close(p[1]);
 	if (pid < 0) {
@@ -231,7 +233,7 @@ struct srclines_cost srclines_read(const uintptr_t *pcs, const uintptr_t *objs, 
 		cost.cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
 			      ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
 out:
-	free(scratch);
+	free(mem);
 	free(rec);
 	free(buf);
 	free(tab);

@@ -1,16 +1,17 @@
 /* srclines.h: the source positions of many PCs, within a CPU-time budget,
  * for examples/profiler.c's pprof output.
  *
- * sframe_symbolize() with SFRAME_SYMBOLIZE_LINES_SCRATCH reads an
- * object's line tables afresh for every PC: microseconds for a program's
- * own uncompressed DWARF, up to a hundred milliseconds for a PC of a
- * library whose detached debug file is compressed (libc6-dbg), which
- * must be inflated up to the unit that holds it.  A profile may hold
- * thousands of PCs, so the lookups run in a child process (fork()) that
- * writes what it finds to a pipe, and the child is killed once it has
- * used the CPU time allowed: a bound that one slow lookup cannot exceed.
- * The child only calls sframe_symbolize() and write(), both
- * async-signal-safe, as a child forked from a threaded process must.
+ * The lookups go through one symbolizer (sframe_symbolizer_lookup()),
+ * which keeps the last objects' debug files open with what it has read
+ * of them: microseconds a PC for a program's own uncompressed DWARF, up
+ * to tens of milliseconds for a PC of a library whose detached debug
+ * file is compressed (libc6-dbg), which must be inflated up to the unit
+ * that holds it.  A profile may hold thousands of PCs, so the lookups
+ * run in a child process (fork()) that writes what it finds to a pipe,
+ * and the child is killed once it has used the CPU time allowed: a bound
+ * that one slow lookup cannot exceed.  The child only calls the
+ * symbolizer and write(), both async-signal-safe, as a child forked from
+ * a threaded process must.
  *
  * Normal context only: it forks, allocates and waits. */
 #ifndef SFRAME_SRCLINES_H
@@ -22,7 +23,7 @@
 #include "backtrace.h"
 
 /* Called, in the caller's process, with each PC's index in pcs and what
- * sframe_symbolize() found for it (the strings valid during the call). */
+ * the symbolizer found for it (the strings valid during the call). */
 typedef void (*srclines_fn)(void *ctx, size_t index, const struct sframe_symbol *sym);
 
 struct srclines_cost {

@@ -67,6 +67,7 @@ void sfb_write_frame(int fd, int index, uintptr_t pc, int return_address, char *
  * prints no lines rather than wait.  Nothing here allocates or locks. */
 static struct {
 	struct sfb_srcpos_cache cache;
+	uint64_t scratch[SFB_SRCPOS_SLOTS][SFB_SRCPOS_FAST / sizeof(uint64_t)];
 	char name[SFB_SYM_NAME_CAP];
 	char line[SFB_SYM_NAME_CAP + SFB_LINES_FILE_CAP + 64];
 } lines_buf;
@@ -76,7 +77,7 @@ struct sfb_srcpos_cache *sfb_lines_begin(void)
 {
 	if (atomic_flag_test_and_set_explicit(&lines_busy, memory_order_acquire))
 		return NULL;
-	sfb_srcpos_cache_init(&lines_buf.cache);
+	sfb_srcpos_cache_init(&lines_buf.cache, lines_buf.scratch[0], sizeof lines_buf.scratch[0]);
 	return &lines_buf.cache;
 }
 

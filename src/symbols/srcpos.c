@@ -111,12 +111,14 @@ void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *out, char *area, s
 
 /* ---- The cache ------------------------------------------------------------ */
 
-void sfb_srcpos_cache_init(struct sfb_srcpos_cache *c)
+void sfb_srcpos_cache_init(struct sfb_srcpos_cache *c, uint64_t *mem, size_t per_slot)
 {
 	for (int i = 0; i < SFB_SRCPOS_SLOTS; i++) {
 		c->slot[i].start = c->slot[i].end = 0;
 		c->slot[i].fd = -1;
 		c->slot[i].used = 0;
+		c->slot[i].scratch = mem + (size_t)i * (per_slot / sizeof *mem);
+		c->slot[i].scratch_size = per_slot;
 	}
 	c->tick = 0;
 }
@@ -131,6 +133,18 @@ void sfb_srcpos_cache_close(struct sfb_srcpos_cache *c)
 	}
 }
 
+/* Whether slot t was opened for the object o is now: the same place,
+ * ELF header and build-id (id, len: o's, sfb_loaded_build_id_copy()). */
+static bool same_object(const struct sfb_srcpos_slot *t, const struct sfb_obj *o,
+			const uint8_t *id, uint32_t len)
+{
+	return t->start != t->end && t->start == o->start && t->end == o->end &&
+	       t->bias == o->bias &&
+	       (o->ehdr ? t->have_ehdr && memcmp(t->ehdr, o->ehdr, sizeof t->ehdr) == 0
+			: !t->have_ehdr) &&
+	       t->build_id_len == len && memcmp(t->build_id, id, len) == 0;
+}
+
 int sfb_srcpos_cache_lookup(struct sfb_srcpos_cache *c, uintptr_t pc)
 {
 	struct sfb_obj o;
@@ -138,11 +152,12 @@ int sfb_srcpos_cache_lookup(struct sfb_srcpos_cache *c, uintptr_t pc)
 	if (!sfb_find_object(pc, &o))
 		return -1;
 	struct sfb_srcpos_slot *s = NULL, *lru = NULL;
-	for (int i = 0; i < SFB_SRCPOS_SLOTS && !s; i++) {
-		struct sfb_srcpos_slot *t = &c->slot[i];
-		if (t->start != t->end && t->start == o.start && t->end == o.end && t->bias == o.bias)
-			s = t;
-	}
+	uint8_t id[SFB_MAX_BUILD_ID];
+	sfb_load_segments(&o); /* o.ehdr */
+	uint32_t idlen = sfb_loaded_build_id_copy(&o, id);
+	for (int i = 0; i < SFB_SRCPOS_SLOTS && !s; i++)
+		if (same_object(&c->slot[i], &o, id, idlen))
+			s = &c->slot[i];
 	for (int i = 0; i < SFB_SRCPOS_SLOTS && !s; i++) {
 		struct sfb_srcpos_slot *t = &c->slot[i];
 		if (t->start == t->end) {
@@ -159,8 +174,13 @@ int sfb_srcpos_cache_lookup(struct sfb_srcpos_cache *c, uintptr_t pc)
 		s->start = o.start;
 		s->end = o.end;
 		s->bias = o.bias;
-		s->fd = debug_fd(&o, &s->secs, (char *)s->scratch, sizeof s->scratch);
-		if (s->fd >= 0 && sfb_lines_open(s->fd, &s->secs, s->scratch, sizeof s->scratch)) {
+		s->have_ehdr = o.ehdr != NULL;
+		if (o.ehdr)
+			memcpy(s->ehdr, o.ehdr, sizeof s->ehdr);
+		s->build_id_len = idlen;
+		memcpy(s->build_id, id, idlen);
+		s->fd = debug_fd(&o, &s->secs, (char *)s->scratch, s->scratch_size);
+		if (s->fd >= 0 && sfb_lines_open(s->fd, &s->secs, s->scratch, s->scratch_size)) {
 			close(s->fd);
 			s->fd = -1;
 		}

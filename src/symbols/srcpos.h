@@ -14,6 +14,7 @@
 
 #include "backtrace.h"
 #include "symbols/lines.h"
+#include "symbols/symtab.h"
 
 #define SFB_SRCPOS_HIDDEN __attribute__((visibility("hidden")))
 
@@ -39,15 +40,26 @@ SFB_SRCPOS_HIDDEN void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *
  * open, the lines reader's state on it (its windows and inflater stay
  * between lookups: a compressed debug file is decompressed once up to
  * the furthest unit read, not once a frame), or the mark that the object
- * has none.  The least recently used slot is reused. */
+ * has none.  The least recently used slot is reused.  The reader's state
+ * lies in the scratch its owner gives each slot: at least
+ * SFB_SRCPOS_FAST bytes (the crash report's); more gives it more
+ * inflaters and larger windows (a symbolizer's: symbolize.c). */
 #define SFB_SRCPOS_SLOTS 3
-#define SFB_SRCPOS_SLOT_SCRATCH SFB_SRCPOS_FAST
 struct sfb_srcpos_slot {
 	uintptr_t start, end, bias; /* the object (start == end: slot free) */
+	/* Its ELF header as loaded (have_ehdr) and its GNU build-id
+	 * (build_id_len bytes, 0: none), which a library loaded in the place
+	 * of one unloaded has its own of: the slot is then the old one's and
+	 * is opened again. */
+	unsigned char ehdr[sizeof(Elf64_Ehdr)];
+	bool have_ehdr;
+	uint32_t build_id_len;
+	uint8_t build_id[SFB_MAX_BUILD_ID];
 	int fd;                     /* -1: the object has no DWARF */
 	uint32_t used;              /* when last used, for reuse */
 	struct sfb_elf_sections secs;
-	uint64_t scratch[SFB_SRCPOS_SLOT_SCRATCH / sizeof(uint64_t)];
+	uint64_t *scratch; /* scratch_size bytes */
+	size_t scratch_size;
 };
 struct sfb_srcpos_cache {
 	struct sfb_srcpos_slot slot[SFB_SRCPOS_SLOTS];
@@ -55,10 +67,14 @@ struct sfb_srcpos_cache {
 	struct sfb_line_result res;
 };
 
-SFB_SRCPOS_HIDDEN void sfb_srcpos_cache_init(struct sfb_srcpos_cache *c);
+/* Start c, its slots' scratch in mem: SFB_SRCPOS_SLOTS times per_slot
+ * bytes (a multiple of 8, at least SFB_SRCPOS_FAST), 8-byte aligned. */
+SFB_SRCPOS_HIDDEN void sfb_srcpos_cache_init(struct sfb_srcpos_cache *c, uint64_t *mem,
+					     size_t per_slot);
 /* The frames at PC (not adjusted: pass pc - 1 for a return address) in
  * c->res: 0, or an error (symbols/lines.h), -1 if PC's object has no
- * DWARF or is not found. */
+ * DWARF or is not found.  A slot serves the object loaded at its place
+ * with the same ELF header and build-id as when the slot was opened. */
 SFB_SRCPOS_HIDDEN int sfb_srcpos_cache_lookup(struct sfb_srcpos_cache *c, uintptr_t pc);
 /* Close the files. */
 SFB_SRCPOS_HIDDEN void sfb_srcpos_cache_close(struct sfb_srcpos_cache *c);

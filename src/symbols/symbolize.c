@@ -14,6 +14,7 @@
  * debug directory a constructor publishes once; the only other memory is
  * the caller's scratch buffer and the stack. */
 #define _GNU_SOURCE
+#include <stdalign.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -165,4 +166,56 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 		sfb_srcpos_symbolize(pc, out, scratch + SFRAME_SYMBOLIZE_SCRATCH,
 				     scratch_size - SFRAME_SYMBOLIZE_SCRATCH);
 	return found;
+}
+
+/* A symbolizer (backtrace.h): the names as sframe_symbolize() finds them,
+ * in its own scratch, and the source positions through a cache of open
+ * files (srcpos.h), whose result and demangled names stay in it until
+ * the next lookup.  Each file's reader gets SYMBOLIZER_SLOT bytes, where
+ * the crash report's gets SFB_SRCPOS_FAST: in a compressed debug file
+ * (libc's), more inflaters and larger windows read back less often
+ * (docs/SPEED.md, "Symbolizing"). */
+#define SYMBOLIZER_SLOT (512 * 1024)
+struct sframe_symbolizer {
+	struct sfb_srcpos_cache cache;
+	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
+	char names[SFB_SRCPOS_NAMES];
+	uint64_t slots[SFB_SRCPOS_SLOTS][SYMBOLIZER_SLOT / sizeof(uint64_t)];
+};
+
+#define SYMBOLIZER_ALIGN alignof(struct sframe_symbolizer)
+_Static_assert(sizeof(struct sframe_symbolizer) + SYMBOLIZER_ALIGN - 1 <= SFRAME_SYMBOLIZER_SIZE,
+	       "SFRAME_SYMBOLIZER_SIZE holds a symbolizer at any alignment");
+
+SFRAMEBT_API struct sframe_symbolizer *sframe_symbolizer_init(void *mem, size_t size)
+{
+	SFB_ENTRY;
+	if (!mem || size < SFRAME_SYMBOLIZER_SIZE)
+		return NULL;
+	uintptr_t at = ((uintptr_t)mem + SYMBOLIZER_ALIGN - 1) & ~(uintptr_t)(SYMBOLIZER_ALIGN - 1);
+	struct sframe_symbolizer *s = (struct sframe_symbolizer *)at;
+	sfb_srcpos_cache_init(&s->cache, s->slots[0], sizeof s->slots[0]);
+	return s;
+}
+
+SFRAMEBT_API int sframe_symbolizer_lookup(struct sframe_symbolizer *s, uintptr_t pc,
+					  struct sframe_symbol *out)
+{
+	SFB_ENTRY;
+	if (!out)
+		return 0;
+	sfb_symbol_clear(out);
+	if (!s)
+		return 0;
+	int found = sfb_symbolize(pc, 0, out, s->scratch, sizeof s->scratch);
+	if (sfb_srcpos_cache_lookup(&s->cache, pc) == 0)
+		sfb_srcpos_fill(out, &s->cache.res, s->names, sizeof s->names);
+	return found;
+}
+
+SFRAMEBT_API void sframe_symbolizer_close(struct sframe_symbolizer *s)
+{
+	SFB_ENTRY;
+	if (s)
+		sfb_srcpos_cache_close(&s->cache);
 }

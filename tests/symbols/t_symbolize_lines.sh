@@ -12,6 +12,9 @@
 # addr2line on libc (binutils 2.40 takes some rows' files from the unit's
 # file 0: see t_lines.sh), printed, not asserted.  Each lookup runs in a
 # signal handler on a 64 KiB alternate stack: its deepest use is checked.
+# A symbolizer (sframe_symbolizer_lookup(): one for all the addresses)
+# must give the same answers, and follow a library unloaded and another
+# loaded in its place.
 . tests/lib/check.sh
 . tests/lib/install-deps.sh
 . tests/lib/symbols.sh
@@ -63,6 +66,13 @@ compare() { # compare NAME LOADED DWARF_FILE A2L_MIN_LINE A2L_MIN_CHAIN
 		$4 $5 outer-from-symtab
 	python3 tests/symbols/lines_compare.py "$1 vs llvm-symbolizer" "$tmp/$1.llvm" "$tmp/$1.ours" \
 		99 99 outer-from-symtab
+	# A symbolizer (sframe_symbolizer_lookup(), files kept open from one
+	# address to the next) gives what sframe_symbolize() gives.
+	"$tmp/driver" -s "$2" <"$tmp/$1.pcs" >"$tmp/$1.kept" 2>"$tmp/$1.kept.log"
+	check "$1: a symbolizer gives sframe_symbolize()'s answers" cmp -s "$tmp/$1.ours" "$tmp/$1.kept"
+	used=$(sed -n 's/^alternate stack used: \([0-9]*\) bytes.*/\1/p' "$tmp/$1.kept.log")
+	check "$1: sframe_symbolizer_lookup() used ${used:-?} of 65536 alternate-stack bytes (< 32 KiB)" \
+		test "${used:-99999}" -lt 32768
 }
 
 for opt in O0 O2; do
@@ -70,6 +80,30 @@ for opt in O0 O2; do
 		-o "$tmp/liblp_$opt.so"
 	compare "lines_prog_$opt" "$tmp/liblp_$opt.so" "$tmp/liblp_$opt.so" 99 99
 done
+
+# A library unloaded and another loaded in its place, as like it as can
+# be: the same code, size and ELF header (built in directories whose
+# paths have the same length), its lines moved down by 50, so that only
+# its DWARF and its build-id differ.  Symbolized through the same
+# symbolizer, each gives its own lines, not the first's file kept open.
+mkdir -p "$tmp/first" "$tmp/moved"
+cp tests/symbols/lines_prog.c "$tmp/first/lines_prog.c"
+{ i=0; while [ $i -lt 50 ]; do echo; i=$((i + 1)); done; cat tests/symbols/lines_prog.c; } \
+	>"$tmp/moved/lines_prog.c"
+for d in first moved; do
+	(cd "$tmp/$d" && gcc -O2 -g -fPIC -shared -Dmain=lines_prog_main lines_prog.c -o liblp.so)
+done
+"$tmp/driver" "$tmp/first/liblp.so" <"$tmp/lines_prog_O2.pcs" >"$tmp/first.ours" 2>/dev/null
+"$tmp/driver" "$tmp/moved/liblp.so" <"$tmp/lines_prog_O2.pcs" >"$tmp/moved.ours" 2>/dev/null
+"$tmp/driver" -s -R "$tmp/moved/liblp.so" "$tmp/first/liblp.so" <"$tmp/lines_prog_O2.pcs" \
+	>"$tmp/reload.kept" 2>"$tmp/reload.log"
+sed 's/^/# reload: /' "$tmp/reload.log"
+check "two libraries with the same ELF header, lines 50 apart" \
+	sh -c "cmp -s -n 64 '$tmp/first/liblp.so' '$tmp/moved/liblp.so' &&
+	       ! cmp -s '$tmp/first.ours' '$tmp/moved.ours'"
+check "the second loaded in the place of the first, unloaded" grep -q '^same place' "$tmp/reload.log"
+check "a symbolizer across dlclose() and dlopen(): each library's own lines" \
+	sh -c "cat '$tmp/first.ours' '$tmp/moved.ours' | cmp -s - '$tmp/reload.kept'"
 
 # C++ (inlined std:: templates, lambdas): file:line as both oracles give
 # it; the chains' names are not asserted (addr2line names some inlined

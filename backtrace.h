@@ -253,9 +253,8 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
  * keeps the files of the last 3 objects it served open, with what it
  * has read and decompressed of their DWARF and more room to keep it
  * in, so that the next PCs of the same objects cost less: in libc's
- * compressed debug file about a fifth for PCs that cluster as a
- * profile's do, two thirds for PCs spread over all of it
- * (docs/SPEED.md).  A PC's object is served from a kept file only while
+ * compressed debug file, ascending PCs about a seventh of what
+ * sframe_symbolize() costs them (docs/SPEED.md).  A PC's object is served from a kept file only while
  * the object loaded at that place has the ELF header and build-id it
  * had when the file was opened: a library unloaded and another loaded
  * in its place gets its own file.
@@ -271,7 +270,7 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
  * symbolizer is one caller's: two threads must not use one at the same
  * time. */
 struct sframe_symbolizer;
-#define SFRAME_SYMBOLIZER_SIZE (1600 * 1024)
+#define SFRAME_SYMBOLIZER_SIZE (2400 * 1024)
 SFRAMEBT_API struct sframe_symbolizer *sframe_symbolizer_init(void *mem, size_t size);
 SFRAMEBT_API int sframe_symbolizer_lookup(struct sframe_symbolizer *s, uintptr_t pc,
 					  struct sframe_symbol *out);

@@ -135,16 +135,20 @@ bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs)
 }
 
 int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate,
-		  int nz)
+		  struct sfb_dstream *streams, int nz)
 {
 	memset(d, 0, sizeof *d);
 	d->fd = fd;
 	if (!zstate || nz < 0)
 		nz = 0;
 	d->nz = nz < SFB_DSEC_MAX_STREAMS ? nz : SFB_DSEC_MAX_STREAMS;
+	if (d->nz > SFB_DSEC_HELD_STREAMS && !streams)
+		d->nz = SFB_DSEC_HELD_STREAMS;
 	d->zbase = zstate;
+	d->zs = d->nz > SFB_DSEC_HELD_STREAMS ? streams : d->held;
 	for (int i = 0; i < d->nz; i++) {
 		struct sfb_dstream *t = &d->zs[i];
+		memset(t, 0, sizeof *t);
 		t->d = d;
 		t->owner = -1;
 		slot_set(t, i, 1);

@@ -127,7 +127,13 @@ struct sfb_dstream {
 
 #define SFB_DSEC_CHECKPOINT_SKIP 4096u /* a skip at least this long takes a copy */
 
-#define SFB_DSEC_MAX_STREAMS 4
+/* Streams a lookup may have: one for each compressed section it reads
+ * (units, abbreviations, lines, strings, line strings, ranges, addresses,
+ * string offsets), so that a reader that keeps its state from one lookup
+ * to the next (srcpos.h's cache) restarts none when it goes on forward
+ * (docs/SPEED.md, "A symbolizer"). */
+#define SFB_DSEC_MAX_STREAMS 8
+#define SFB_DSEC_HELD_STREAMS 4 /* records struct sfb_dsecs holds: the rest, its caller's */
 
 /* The shared state of one lookup: the file, its sections, the
  * inflaters (none when no section is compressed; with fewer than the
@@ -140,7 +146,8 @@ struct sfb_dsecs {
 	uint64_t data[SFB_DSEC_COUNT];  /* file offset of the (compressed) data */
 	bool zstd[SFB_DSEC_COUNT];      /* ELFCOMPRESS_ZSTD rather than zlib */
 	uint64_t zwin[SFB_DSEC_COUNT];  /* a zstd section's first frame's window, 0 unknown */
-	struct sfb_dstream zs[SFB_DSEC_MAX_STREAMS];
+	struct sfb_dstream *zs;         /* nz streams: held, or the caller's */
+	struct sfb_dstream held[SFB_DSEC_HELD_STREAMS];
 	int nz;
 	uint8_t *zbase;                 /* the streams' slots */
 	int nslots;                     /* slots zstd streams share, 0 until the first */
@@ -170,13 +177,15 @@ int sfb_dsec_find(int fd, struct sfb_elf_sections *out, void *scratch, size_t si
  * header.  ZSTATE is NZ inflaters' state, window and input, one after
  * the other (each SFB_DSEC_ZSTATE bytes, suitably aligned for struct
  * sfb_inflate; NZ at most SFB_DSEC_MAX_STREAMS), or NULL when no section
- * is compressed (sfb_dsec_any_compressed()). */
+ * is compressed (sfb_dsec_any_compressed()).  STREAMS: room for the NZ
+ * streams' records where NZ > SFB_DSEC_HELD_STREAMS (D holds fewer),
+ * else NULL. */
 #define SFB_DSEC_ZSTATE ((sizeof(struct sfb_inflate) + SFB_INFLATE_WINDOW + SFB_DSEC_INPUT + 15) & ~(size_t)15)
 #define SFB_DSEC_ZSTD_STRUCT ((sizeof(struct sfb_zstd) + 15) & ~(size_t)15)
 #define SFB_DSEC_ZSTD_HISTORY (SFB_DSEC_ZSTATE - SFB_DSEC_ZSTD_STRUCT) /* one slot: 26288 bytes on x86-64 */
 bool sfb_dsec_any_compressed(const struct sfb_elf_sections *secs);
 int sfb_dsec_open(struct sfb_dsecs *d, int fd, const struct sfb_elf_sections *secs, void *zstate,
-		  int nz);
+		  struct sfb_dstream *streams, int nz);
 /* Give stream I the room for its copy (SFB_DSEC_ZSTATE bytes, aligned as
  * ZSTATE is), after sfb_dsec_open(). */
 void sfb_dsec_checkpoint_room(struct sfb_dsecs *d, int i, void *room);

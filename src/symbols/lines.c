@@ -400,8 +400,9 @@ static int file_path(struct lk *k, const struct unit *u, const struct lhdr *h,
 /* ---- The lookup ------------------------------------------------------------- */
 
 /* The scratch, in this order: struct lk, the abbreviation index, the
- * inflater (only when a section is compressed), the views.  The views
- * share what is left in these proportions (of VIEW_PARTS). */
+ * inflaters and their stream records (only when a section is
+ * compressed), the views.  The views share what is left in these
+ * proportions (of VIEW_PARTS). */
 enum {
 	PART_INFO = 6, PART_ABBREV = 12, PART_ADDR = 1, PART_RANGES = 3, PART_STROFF = 1,
 	PART_LINE = 6, PART_STR = 3,
@@ -412,6 +413,9 @@ enum {
 #define FIXED_SCRATCH (ALIGN_UP(sizeof(struct lk)) + ALIGN_UP(ABBREV_INDEX * sizeof(uint32_t)))
 _Static_assert(FIXED_SCRATCH + ALIGN_UP(SFB_DSEC_ZSTATE) + VIEW_PARTS * 240 <= SFB_LINES_SCRATCH,
 	       "SFB_LINES_SCRATCH leaves each view part at least 240 bytes");
+/* The records of streams beyond those struct sfb_dsecs holds, taken from
+ * the scratch only where it has room for more (a symbolizer's). */
+#define STREAM_RECORDS ALIGN_UP(SFB_DSEC_MAX_STREAMS * sizeof(struct sfb_dstream))
 
 static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, void *scratch,
 		  size_t size)
@@ -428,11 +432,14 @@ static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, v
 	 * when a lookup, or a later one, reads back, or goes back to a
 	 * section another has been read since). */
 	void *z = NULL;
+	struct sfb_dstream *streams = NULL;
 	int nz = 0, ncp = 0;
 	if (sfb_dsec_any_compressed(secs)) {
 		/* Further SFB_DSEC_ZSTATE bytes: first the inflater's copy
 		 * (debug_section.h), then more inflaters, each with its copy. */
 		size_t more = (size - SFB_LINES_SCRATCH) / SFB_DSEC_ZSTATE;
+		if (1 + (more > 1 ? (more - 1) / 2 : 0) > SFB_DSEC_HELD_STREAMS)
+			more = (size - SFB_LINES_SCRATCH - STREAM_RECORDS) / SFB_DSEC_ZSTATE;
 		ncp = more > 0;
 		nz = 1 + (more > 1 ? (int)((more - 1) / 2) : 0);
 		if (nz > SFB_DSEC_MAX_STREAMS)
@@ -441,8 +448,12 @@ static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, v
 			ncp = nz;
 		z = p;
 		p += (size_t)(nz + ncp) * SFB_DSEC_ZSTATE;
+		if (nz > SFB_DSEC_HELD_STREAMS) {
+			streams = (struct sfb_dstream *)p;
+			p += STREAM_RECORDS;
+		}
 	}
-	int err = sfb_dsec_open(&k->d, fd, secs, z, nz);
+	int err = sfb_dsec_open(&k->d, fd, secs, z, streams, nz);
 	if (err)
 		return err;
 	for (int i = 0; i < ncp; i++)

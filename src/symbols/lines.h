@@ -92,8 +92,10 @@
 #endif
 
 /* Scratch: the inflate state and window, and the section windows.  More
- * scratch gives a compressed file's sections more inflaters (up to
- * SFB_DSEC_MAX_STREAMS, one a further SFB_DSEC_ZSTATE bytes). */
+ * scratch gives a compressed file's sections a copy of the inflater,
+ * then more inflaters, each with its copy (up to SFB_DSEC_MAX_STREAMS:
+ * two further SFB_DSEC_ZSTATE bytes each, and past
+ * SFB_DSEC_HELD_STREAMS the streams' records). */
 #define SFB_LINES_SCRATCH (48u * 1024)
 
 /* Errors: those of debug_section.h, and these; sfb_lines_err_name()

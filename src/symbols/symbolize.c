@@ -173,9 +173,10 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
  * files (srcpos.h), whose result and demangled names stay in it until
  * the next lookup.  Each file's reader gets SYMBOLIZER_SLOT bytes, where
  * the crash report's gets SFB_SRCPOS_FAST: in a compressed debug file
- * (libc's), more inflaters and larger windows read back less often
- * (docs/SPEED.md, "Symbolizing"). */
-#define SYMBOLIZER_SLOT (512 * 1024)
+ * (libc's), a stream with its copy for each section a lookup reads
+ * (SFB_DSEC_MAX_STREAMS), none restarted while the lookups go forward
+ * (docs/SPEED.md, "A symbolizer"). */
+#define SYMBOLIZER_SLOT (768 * 1024)
 struct sframe_symbolizer {
 	struct sfb_srcpos_cache cache;
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH];

@@ -5,10 +5,13 @@
  * Input: a header (struct fuzz_hdr: the PC, each section's size, which
  * sections are SHF_COMPRESSED) and the sections' bytes, one after the
  * other in enum sfb_dsec_id order.  The PC, its neighbours and an address
- * taken from the input's tail are looked up; each result must be 0 or a
- * named error, hold at most SFB_LINES_MAX_FRAMES frames, and its strings
- * must end inside their arrays.  ASan catches any access outside the
- * scratch and the result.
+ * taken from the input's tail are looked up, each on its own in the
+ * least scratch (SFB_LINES_SCRATCH), then again through one kept state
+ * (sfb_lines_open(), sfb_lines_find()) in a symbolizer's scratch, where a
+ * compressed file gets the most streams and their copies; each result
+ * must be 0 or a named error, hold at most SFB_LINES_MAX_FRAMES frames,
+ * and its strings must end inside their arrays.  ASan catches any access
+ * outside the scratch and the result.
  *
  * Seeds (tests/fuzz/corpus-lines/): the debug sections of
  * tests/symbols/lines_prog.c built by gcc -O2 (DWARF 5 and 4, plain and
@@ -79,5 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int rc = sfb_lines_lookup(fd, &secs, pcs[i], &res, scratch, sizeof scratch);
 		check(&res, rc);
 	}
+	/* symbolize.c's SYMBOLIZER_SLOT */
+	static uint64_t kept[(768 * 1024) / 8];
+	if (sfb_lines_open(fd, &secs, kept, sizeof kept) == 0)
+		for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++)
+			check(&res, sfb_lines_find(kept, pcs[i], &res));
 	return 0;
 }

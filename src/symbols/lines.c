@@ -417,6 +417,14 @@ _Static_assert(FIXED_SCRATCH + ALIGN_UP(SFB_DSEC_ZSTATE) + VIEW_PARTS * 240 <= S
  * the scratch only where it has room for more (a symbolizer's). */
 #define STREAM_RECORDS ALIGN_UP(SFB_DSEC_MAX_STREAMS * sizeof(struct sfb_dstream))
 
+/* The inflaters MORE further SFB_DSEC_ZSTATE bytes give, beyond the one in
+ * SFB_LINES_SCRATCH: the first pays for that one's copy, then each two
+ * another and its copy. */
+static int streams_in(size_t more)
+{
+	return 1 + (more > 1 ? (int)((more - 1) / 2) : 0);
+}
+
 static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, void *scratch,
 		  size_t size)
 {
@@ -438,10 +446,10 @@ static int layout(struct lk **kp, const struct sfb_elf_sections *secs, int fd, v
 		/* Further SFB_DSEC_ZSTATE bytes: first the inflater's copy
 		 * (debug_section.h), then more inflaters, each with its copy. */
 		size_t more = (size - SFB_LINES_SCRATCH) / SFB_DSEC_ZSTATE;
-		if (1 + (more > 1 ? (more - 1) / 2 : 0) > SFB_DSEC_HELD_STREAMS)
+		if (streams_in(more) > SFB_DSEC_HELD_STREAMS)
 			more = (size - SFB_LINES_SCRATCH - STREAM_RECORDS) / SFB_DSEC_ZSTATE;
 		ncp = more > 0;
-		nz = 1 + (more > 1 ? (int)((more - 1) / 2) : 0);
+		nz = streams_in(more);
 		if (nz > SFB_DSEC_MAX_STREAMS)
 			nz = SFB_DSEC_MAX_STREAMS;
 		if (ncp)

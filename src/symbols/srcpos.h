@@ -45,6 +45,11 @@ SFB_SRCPOS_HIDDEN void sfb_srcpos_symbolize(uintptr_t pc, struct sframe_symbol *
  * SFB_SRCPOS_FAST bytes (the crash report's); more gives it more
  * inflaters and larger windows (a symbolizer's: symbolize.c). */
 #define SFB_SRCPOS_SLOTS 3
+/* A symbolizer's scratch a slot (symbolize.c): a stream with its copy for
+ * each compressed section a lookup reads (SFB_DSEC_MAX_STREAMS), none
+ * restarted while the lookups go forward (docs/SPEED.md, "A
+ * symbolizer"). */
+#define SFB_SRCPOS_ROOMY (768 * 1024)
 struct sfb_srcpos_slot {
 	uintptr_t start, end, bias; /* the object (start == end: slot free) */
 	/* Its ELF header as loaded (have_ehdr) and its GNU build-id

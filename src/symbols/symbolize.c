@@ -171,17 +171,13 @@ SFRAMEBT_API int sframe_symbolize(uintptr_t pc, struct sframe_symbol *out,
 /* A symbolizer (backtrace.h): the names as sframe_symbolize() finds them,
  * in its own scratch, and the source positions through a cache of open
  * files (srcpos.h), whose result and demangled names stay in it until
- * the next lookup.  Each file's reader gets SYMBOLIZER_SLOT bytes, where
- * the crash report's gets SFB_SRCPOS_FAST: in a compressed debug file
- * (libc's), a stream with its copy for each section a lookup reads
- * (SFB_DSEC_MAX_STREAMS), none restarted while the lookups go forward
- * (docs/SPEED.md, "A symbolizer"). */
-#define SYMBOLIZER_SLOT (768 * 1024)
+ * the next lookup.  Each file's reader gets SFB_SRCPOS_ROOMY bytes, where
+ * the crash report's gets SFB_SRCPOS_FAST. */
 struct sframe_symbolizer {
 	struct sfb_srcpos_cache cache;
 	char scratch[SFRAME_SYMBOLIZE_SCRATCH];
 	char names[SFB_SRCPOS_NAMES];
-	uint64_t slots[SFB_SRCPOS_SLOTS][SYMBOLIZER_SLOT / sizeof(uint64_t)];
+	uint64_t slots[SFB_SRCPOS_SLOTS][SFB_SRCPOS_ROOMY / sizeof(uint64_t)];
 };
 
 #define SYMBOLIZER_ALIGN alignof(struct sframe_symbolizer)

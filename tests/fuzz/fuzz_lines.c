@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "symbols/lines.h"
+#include "symbols/srcpos.h"
 
 #define FUZZ_NAME "fuzz_lines"
 #include "fuzz_target.h"
@@ -82,8 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int rc = sfb_lines_lookup(fd, &secs, pcs[i], &res, scratch, sizeof scratch);
 		check(&res, rc);
 	}
-	/* symbolize.c's SYMBOLIZER_SLOT */
-	static uint64_t kept[(768 * 1024) / 8];
+	static uint64_t kept[SFB_SRCPOS_ROOMY / 8];
 	if (sfb_lines_open(fd, &secs, kept, sizeof kept) == 0)
 		for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++)
 			check(&res, sfb_lines_find(kept, pcs[i], &res));

@@ -1452,15 +1452,23 @@ int main(int argc, char **argv)
 
 #if defined(__ARM_FEATURE_PAC_DEFAULT)
 	/* Signatures are real (qemu -cpu max), or the PAC builds test nothing:
-	 * pacia1716 signs x17 with modifier x16, xpaclri strips it off. */
-	register uintptr_t x17 __asm__("x17") = (uintptr_t)cb, x16 __asm__("x16") = 42;
-	__asm__ volatile("hint 8" : "+r"(x17) : "r"(x16));
-	uintptr_t signed_cb = x17;
-	register uintptr_t x30 __asm__("x30") = signed_cb;
-	__asm__ volatile("hint 7" : "+r"(x30));
-	CHECK(signed_cb != (uintptr_t)cb && x30 == (uintptr_t)cb,
-	      "pointer authentication is on: %#lx signed is %#lx", (unsigned long)(uintptr_t)cb,
-	      (unsigned long)signed_cb);
+	 * pacia1716 signs x17 with modifier x16, xpaclri strips it off.  With
+	 * a 48-bit address space and the top byte ignored, a signature is
+	 * 7 bits, so one pointer signs to itself once in 128 processes:
+	 * sixteen modifiers, of which one signature must differ. */
+	bool pac_on = false, strips = true;
+	uintptr_t signed_cb = 0;
+	for (uintptr_t m = 1; m <= 16; m++) {
+		register uintptr_t x17 __asm__("x17") = (uintptr_t)cb, x16 __asm__("x16") = m;
+		__asm__ volatile("hint 8" : "+r"(x17) : "r"(x16));
+		register uintptr_t x30 __asm__("x30") = x17;
+		__asm__ volatile("hint 7" : "+r"(x30));
+		if (x17 != (uintptr_t)cb)
+			pac_on = true, signed_cb = x17;
+		strips &= x30 == (uintptr_t)cb;
+	}
+	CHECK(pac_on && strips, "pointer authentication is on: %#lx signed is %#lx",
+	      (unsigned long)(uintptr_t)cb, (unsigned long)signed_cb);
 #endif
 	test_chain();
 	test_report();

@@ -87,6 +87,22 @@ static inline void copy_object(struct sfb_object *to, const struct sfb_object *f
 		d[k] = f[k];
 }
 
+/* What same_object() and fingerprint_matches() read of a description:
+ * every member before its sections, and where its .eh_frame_hdr lies. */
+#define IDENTITY_CHUNKS ((offsetof(struct sfb_object, sec) + sizeof(sfb_chunk) - 1) / sizeof(sfb_chunk))
+_Static_assert(IDENTITY_CHUNKS * sizeof(sfb_chunk) <= sizeof(struct sfb_object), "in the object");
+
+static inline void copy_identity(struct sfb_object *to, const struct sfb_object *from)
+{
+	sfb_chunk *d = (sfb_chunk *)(void *)to;
+	const sfb_chunk *f = (const sfb_chunk *)(const void *)from;
+#pragma GCC unroll 16
+	for (size_t k = 0; k < IDENTITY_CHUNKS; k++)
+		d[k] = f[k];
+	to->cfi.hdr_addr = from->cfi.hdr_addr;
+	to->cfi.hdr.len = from->cfi.hdr.len;
+}
+
 /* Seqlock read: a copy of slot i, or false if it was empty, being written,
  * or changed while we copied. */
 static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
@@ -524,6 +540,50 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 	}
 	keep_if_kept(out);
 	return 0; /* uncached but valid for this walk (no coarse index) */
+}
+
+/* objcache.h: the thread's recent object. */
+__thread struct sfb_objcache_recent sfb_objcache_recent __attribute__((tls_model("initial-exec")));
+
+bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *out)
+{
+	if (!o->home || sfb_object_is_kept(o))
+		return false;
+	const struct sfb_slot *s =
+		(const struct sfb_slot *)(const void *)((const char *)o->home -
+							 offsetof(struct sfb_slot, obj));
+	sfb_objcache_recent = (struct sfb_objcache_recent){
+		.lo = o->map_start,
+		.hi = o->map_end,
+		.slot = (uint16_t)(s - table),
+		.kept_n = (uint16_t)atomic_load_explicit(&sfb_kept.n, memory_order_relaxed),
+	};
+	*out = (struct sfb_confirmed){ o->map_start, o->map_end, o->epoch, o->home };
+	return true;
+}
+
+/* Only an object kept since the recent one was noted can hold its range
+ * now: the fixed and start-up objects were loaded before any dlopen(), and
+ * never go, so none of them can take a dlopen()ed object's addresses; an
+ * object kept later (sfb_objcache_keep_loaded()) changes sfb_kept.n. */
+bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out)
+{
+	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	struct sfb_found r;
+	const struct sfb_slot *s = &table[rec->slot];
+	if (atomic_load_explicit(&sfb_kept.n, memory_order_relaxed) == rec->kept_n &&
+	    sfb_discover((void *)pc, &r) == 0) {
+		uint32_t seq = sfb_seq_begin(&s->seq);
+		struct sfb_object id;
+		copy_identity(&id, &s->obj);
+		if (sfb_seq_stable(seq) && !sfb_seq_changed(&s->seq, seq) && id.live &&
+		    same_object(&id, &r) && fingerprint_matches(&id)) {
+			*out = (struct sfb_confirmed){ id.map_start, id.map_end, id.epoch, &s->obj };
+			return true;
+		}
+	}
+	rec->lo = rec->hi = 0;
+	return false;
 }
 
 int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,

@@ -240,6 +240,48 @@ static inline unsigned sfb_objcache_position(uintptr_t map_start)
 	return (unsigned)(h >> 40) % SFB_CACHE_SLOTS;
 }
 
+/* What a walk needs of an object to use the rows memoised for it, once
+ * confirmed for the walk: its range and its description's epoch. */
+struct sfb_confirmed {
+	uintptr_t lo, hi;
+	uint32_t epoch;
+	const struct sfb_object *home; /* its slot's description */
+};
+
+/* The object the thread confirmed last through the cache (not a kept
+ * one): its range, its slot, and the kept table's size then.  Its next
+ * confirmation reads that slot directly (sfb_objcache_confirm_recent()).
+ * Initial-exec TLS: no allocation. */
+struct sfb_objcache_recent {
+	uintptr_t lo, hi;
+	uint16_t slot;
+	uint16_t kept_n;
+};
+extern __thread struct sfb_objcache_recent sfb_objcache_recent
+	__attribute__((tls_model("initial-exec")));
+
+/* Note o, a copy sfb_objcache_find() gave, as the thread's recent object,
+ * if its description is cached in a slot and it is not kept: then true,
+ * and *out is what the walk needs of it. */
+bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *out);
+
+/* Confirm that the object holding pc is the thread's recent one, as
+ * sfb_objcache_find() would: glibc's answer for pc, the slot's identity
+ * (seqlock read of the fields the check uses, not the whole description)
+ * and the fingerprint against the object's memory.  Then *out holds its
+ * range and epoch.  False if pc is outside its range (checked inline);
+ * false, and the recent object forgotten, if an object has been kept
+ * since it was noted (a kept object is used without a lookup: the kept
+ * tables come first) or any check fails (_slot(), out of line): the
+ * caller then takes the full way.  Async-signal-safe. */
+bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out);
+
+static inline bool sfb_objcache_confirm_recent(uintptr_t pc, struct sfb_confirmed *out)
+{
+	const struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	return pc - rec->lo < rec->hi - rec->lo && sfb_objcache_confirm_recent_slot(pc, out);
+}
+
 /* The object a thread's last sample confirmed first (a copy's home),
  * fetched ahead in its next: confirming an object reads its slot, its
  * ELF and program headers, its build-id and the head of its section,

@@ -73,6 +73,10 @@ struct walker {
 	 * general path may both ask about it, and it costs a lookup. */
 	uintptr_t miss_pc;
 	int miss_stop;
+	/* The object confirmed last through the cache in this walk (none:
+	 * an empty range), so that the memo's lookups use its epoch without
+	 * another confirmation (confirmed_epoch()). */
+	struct sfb_confirmed conf;
 	struct sfb_saved_regs saved; /* the last signal frame's registers */
 	/* Callee-saved registers other than SP and FP whose caller's values
 	 * CFI rows gave (bit n: reg_val[n]); none after an SFrame or memoised
@@ -163,6 +167,7 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 			return stop;
 		}
 		o = &w->copies[i];
+		sfb_objcache_note_recent(o, &w->conf);
 	}
 	if (w->nobj < WALK_OBJECTS)
 		w->nobj++;
@@ -171,6 +176,20 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	w->objs[i] = o;
 	w->last_hit = i;
 	*out = o;
+	return 0;
+}
+
+/* The memo epoch of the object holding pc, if it is the one this walk
+ * confirmed last through the cache or, confirmed again now from its slot
+ * (objcache.h), the one this thread did; else 0, which no epoch is.  For
+ * the memo's lookups, which need no more of the object: a dlopen()ed
+ * object's per-walk confirmation without the search of the kept tables,
+ * the cache's probe and the copy of the description. */
+static inline uint32_t confirmed_epoch(struct walker *w, uintptr_t pc)
+{
+	if (pc - w->conf.lo < w->conf.hi - w->conf.lo ||
+	    sfb_objcache_confirm_recent(pc, &w->conf))
+		return w->conf.epoch + w->epoch_add;
 	return 0;
 }
 
@@ -632,13 +651,18 @@ static __attribute__((noinline)) uint64_t memo_from_object(struct walker *w, uin
 	const struct sfb_memo_entry *second = sfb_memo_pair(pc) + 1;
 	if (sfb_memo_page_in(second, w->pages) && sfb_memo_try_head(second, pc, w->kept_head, row))
 		return w->kept_head;
-	const struct sfb_object *o;
-	if (pc == 0 || walk_object(w, pc - 1, &o))
-		return 0; /* a return address of 0, or no object */
-	/* A kept object's entries were looked for already. */
-	if (sfb_object_is_kept(o))
+	if (pc == 0)
 		return 0;
-	uint32_t epoch = memo_epoch(w, o);
+	uint32_t epoch = confirmed_epoch(w, pc - 1);
+	if (!epoch) {
+		const struct sfb_object *o;
+		if (walk_object(w, pc - 1, &o))
+			return 0; /* no object */
+		/* A kept object's entries were looked for already. */
+		if (sfb_object_is_kept(o))
+			return 0;
+		epoch = memo_epoch(w, o);
+	}
 	return sfb_memo_get(pc, epoch, row) ? SFB_MEMO_HEAD_EPOCH(epoch) : 0;
 }
 
@@ -679,10 +703,13 @@ static __attribute__((noinline)) uint64_t memo_find_in_object(struct walker *w, 
 static __attribute__((noinline)) uint64_t memo_find_exact(struct walker *w, uintptr_t pc,
 							  struct sfb_memo_row *row)
 {
+	uint32_t epoch = confirmed_epoch(w, pc);
+	if (epoch && sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, row))
+		return SFB_MEMO_HEAD_EPOCH(epoch);
 	const struct sfb_object *o;
 	if (walk_object(w, pc, &o) || !sfb_object_has_rows(o))
 		return 0;
-	uint32_t epoch = memo_epoch(w, o);
+	epoch = memo_epoch(w, o);
 	if (sfb_memo_get_exact(SFB_MEMO_EXACT(pc), epoch, row))
 		return SFB_MEMO_HEAD_EPOCH(epoch);
 	struct sfb_row full;
@@ -964,6 +991,8 @@ static void remember_sample(const struct walker *w)
 	for (unsigned i = 0; i < w->nobj && !first; i++)
 		if (w->objs[i] == &w->copies[i])
 			first = w->copies[i].home;
+	if (!first && w->conf.hi)
+		first = w->conf.home;
 	sfb_objcache_recalled = first;
 	if (w->ntrail)
 		sfb_memo_recall_keep(w->trail, w->ntrail);
@@ -984,6 +1013,7 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 	w.kept_head = SFB_MEMO_HEAD_EPOCH(w.kept_epoch);
 	w.miss_pc = 0;
 	w.miss_stop = 0;
+	w.conf.lo = w.conf.hi = 0;
 	w.known_regs = 0;
 	w.ntrail = 0;
 	w.trail_key = 0;

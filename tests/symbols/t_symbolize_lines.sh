@@ -13,8 +13,8 @@
 # file 0: see t_lines.sh), printed, not asserted.  Each lookup runs in a
 # signal handler on a 64 KiB alternate stack: its deepest use is checked.
 # A symbolizer (sframe_symbolizer_lookup(): one for all the addresses)
-# must give the same answers, and follow a library unloaded and another
-# loaded in its place.
+# must give the same answers, follow a library unloaded and another
+# loaded in its place, and read zstd frames up to its window's bound.
 . tests/lib/check.sh
 . tests/lib/install-deps.sh
 . tests/lib/symbols.sh
@@ -104,6 +104,40 @@ check "two libraries with the same ELF header, lines 50 apart" \
 check "the second loaded in the place of the first, unloaded" grep -q '^same place' "$tmp/reload.log"
 check "a symbolizer across dlclose() and dlopen(): each library's own lines" \
 	sh -c "cat '$tmp/first.ours' '$tmp/moved.ours' | cmp -s - '$tmp/reload.kept'"
+
+# A symbolizer's file has 16 slots of SFB_DSEC_ZSTATE (37520) bytes for
+# its decompression streams (srcpos.h, SFB_SRCPOS_ROOMY), so a zstd frame
+# with a window of up to 16 * 37520 - SFB_DSEC_ZSTD_STRUCT (11232) =
+# 589088 bytes is read (on x86-64): lines_prog's .debug_str padded with
+# NULs to that size and compressed (one single-segment frame: the window
+# is the section's size) gives main's line as addr2line does; one byte
+# more gives no line, where addr2line still reads it.  sframe_symbolize()
+# (four slots: 138848 bytes) reads neither.
+pc=$(nm "$tmp/liblp_O2.so" | awk '$3 == "lines_prog_main" { print $1 }')
+objcopy --dump-section .debug_str="$tmp/str" "$tmp/liblp_O2.so"
+zstd_ok=yes
+for n in 589088 589089; do
+	python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); n = int(sys.argv[2])
+open(sys.argv[1] + sys.argv[2], "wb").write(d + bytes(n - len(d)))' "$tmp/str" $n
+	{ objcopy --update-section .debug_str="$tmp/str$n" "$tmp/liblp_O2.so" "$tmp/pad$n.so" &&
+		objcopy --compress-debug-sections=zstd "$tmp/pad$n.so" "$tmp/libpad${n}_zstd.so" &&
+		readelf -tW "$tmp/libpad${n}_zstd.so" | grep -q ZSTD; } 2>/dev/null || zstd_ok=
+	echo "$pc" | "$tmp/driver" -s "$tmp/libpad${n}_zstd.so" >"$tmp/pad$n.kept" 2>/dev/null
+	echo "$pc" | "$tmp/driver" "$tmp/libpad${n}_zstd.so" >"$tmp/pad$n.ours" 2>/dev/null
+	addr2line -e "$tmp/libpad${n}_zstd.so" "$pc" >"$tmp/pad$n.want"
+done
+if [ -n "$zstd_ok" ]; then
+	check "zstd, a .debug_str of 589088 bytes: a symbolizer gives main's line as addr2line's" \
+		sh -c "grep -q 'lines_prog.c:[0-9]' '$tmp/pad589088.want' &&
+		       grep -qxF \"\$(cat '$tmp/pad589088.want')\" '$tmp/pad589088.kept'"
+	check "zstd, a .debug_str of 589089 bytes: a symbolizer gives no line, addr2line does" \
+		sh -c "grep -q 'lines_prog.c:[0-9]' '$tmp/pad589089.want' &&
+		       tail -n 1 '$tmp/pad589089.kept' | grep -qx '??:0'"
+	check "zstd, a .debug_str of 589088 bytes: sframe_symbolize() gives no line (138848 at most)" \
+		sh -c "tail -n 1 '$tmp/pad589088.ours' | grep -qx '??:0'"
+else
+	echo "# objcopy cannot write zstd-compressed sections: not checked"
+fi
 
 # C++ (inlined std:: templates, lambdas): file:line as both oracles give
 # it; the chains' names are not asserted (addr2line names some inlined

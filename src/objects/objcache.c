@@ -542,6 +542,14 @@ int sfb_objcache_find(uintptr_t pc, struct sfb_object *out)
 	return 0; /* uncached but valid for this walk (no coarse index) */
 }
 
+/* The slot whose description home is. */
+static unsigned slot_of_home(const struct sfb_object *home)
+{
+	return (unsigned)((const struct sfb_slot *)(const void *)((const char *)home -
+								  offsetof(struct sfb_slot, obj)) -
+			  table);
+}
+
 /* objcache.h: the thread's recent object. */
 __thread struct sfb_objcache_recent sfb_objcache_recent __attribute__((tls_model("initial-exec")));
 
@@ -549,17 +557,20 @@ bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *
 {
 	if (!o->home || sfb_object_is_kept(o))
 		return false;
-	const struct sfb_slot *s =
-		(const struct sfb_slot *)(const void *)((const char *)o->home -
-							 offsetof(struct sfb_slot, obj));
 	sfb_objcache_recent = (struct sfb_objcache_recent){
 		.lo = o->map_start,
 		.hi = o->map_end,
-		.slot = (uint16_t)(s - table),
+		.slot = (uint16_t)slot_of_home(o->home),
 		.kept_n = (uint16_t)atomic_load_explicit(&sfb_kept.n, memory_order_relaxed),
 	};
 	*out = (struct sfb_confirmed){ o->map_start, o->map_end, o->epoch, o->home };
 	return true;
+}
+
+bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_object *out)
+{
+	uint32_t seq;
+	return slot_read(slot_of_home(c->home), out, &seq) && out->live && out->epoch == c->epoch;
 }
 
 /* Only an object kept since the recent one was noted can hold its range

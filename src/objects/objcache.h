@@ -276,6 +276,12 @@ bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *
  * caller then takes the full way.  Async-signal-safe. */
 bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out);
 
+/* A copy of the description c was confirmed from, in *out, if its slot
+ * still holds it (the same epoch): what a walk that confirmed an object
+ * by sfb_objcache_confirm_recent() copies when it needs more of it than
+ * its epoch, with no second confirmation.  Async-signal-safe. */
+bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_object *out);
+
 static inline bool sfb_objcache_confirm_recent(uintptr_t pc, struct sfb_confirmed *out)
 {
 	const struct sfb_objcache_recent *rec = &sfb_objcache_recent;

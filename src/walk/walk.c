@@ -137,10 +137,12 @@ static inline bool object_contains(const struct sfb_object *o, uintptr_t pc)
 }
 
 /* The object holding pc, confirmed for this walk: one of the walk's
- * objects, a kept one, or one sfb_objcache_find() confirms and the walk
- * copies.  0, or the stop reason.  The kept tables come before the
- * cache: a kept object is used without a lookup, even where its rows are
- * not memoised (docs/DESIGN.md, "Object cache"). */
+ * objects, the one the memo's lookups confirmed (w->conf: its slot's
+ * description copied, if it is still the one confirmed), a kept one, or
+ * one sfb_objcache_find() confirms and the walk copies.  0, or the stop
+ * reason.  The kept tables come before the cache: a kept object is used
+ * without a lookup, even where its rows are not memoised
+ * (docs/DESIGN.md, "Object cache"). */
 static inline __attribute__((always_inline)) int
 walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 {
@@ -157,8 +159,13 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 	}
 	if (w->miss_stop && pc == w->miss_pc)
 		return w->miss_stop;
-	const struct sfb_object *o = sfb_objcache_kept(pc);
 	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->nreplaced % WALK_OBJECTS;
+	const struct sfb_object *o = NULL;
+	if (pc - w->conf.lo < w->conf.hi - w->conf.lo &&
+	    sfb_objcache_copy_confirmed(&w->conf, &w->copies[i]))
+		o = &w->copies[i];
+	else
+		o = sfb_objcache_kept(pc);
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);
 		if (stop) {

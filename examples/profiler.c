@@ -59,7 +59,9 @@
  * With SFRAME_PROF_WALL=1 (sframe-prof --wall) the timers run on
  * CLOCK_MONOTONIC instead: every thread is sampled at the same rate
  * whether it runs or waits, and a waiting thread's stack ends in the
- * system call it waits in.
+ * system call it waits in.  A thread kept off the CPU by others takes
+ * fewer signals than its timer expires (the kernel counts the rest as the
+ * timer's overrun): each sample counts for the expirations it stands for.
  *
  * What the stacks look like: walks go through libc (unwound with its
  * .eh_frame, glibc carrying no .sframe) to the outermost frame (stop
@@ -118,6 +120,7 @@
 struct sample {
 	uint32_t depth;
 	uint32_t stop;              /* enum sframe_bt_stop */
+	uint32_t weight;            /* the timer's periods it stands for */
 	uintptr_t pc[MAX_DEPTH];    /* leaf first; already "pc - 1" for
 				       return addresses, see take_sample() */
 };
@@ -150,7 +153,7 @@ static atomic_ulong dropped;    /* samples lost to a full ring */
 static atomic_ulong unprofiled; /* threads that found no free slot */
 static _Atomic uint64_t handler_ns; /* time spent taking samples */
 
-static void take_sample(struct slot *s, const void *uc)
+static void take_sample(struct slot *s, const void *uc, uint32_t weight)
 {
 	uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
@@ -170,7 +173,27 @@ static void take_sample(struct slot *s, const void *uc)
 		out->pc[i] = f[i].exact ? f[i].pc : f[i].pc - 1;
 	out->depth = (uint32_t)n;
 	out->stop = (uint32_t)st.stop;
+	out->weight = weight;
 	atomic_store_explicit(&s->head, head + 1, memory_order_release);
+}
+
+/* --wall: every thread's timer runs on CLOCK_MONOTONIC, so a thread is
+ * sampled as often sleeping or blocked as running. */
+static bool wall_clock;
+
+/* The periods a sample stands for.  A wall-clock timer expires whether
+ * or not its thread runs; a thread waiting for a CPU takes one signal
+ * for several expirations, and the kernel counts the others as the
+ * timer's overrun: each is a period of the thread's wall time too, so the
+ * sample counts for them (else a busy machine's runnable threads would
+ * show less time than its sleeping ones).  A CPU-time timer's missed
+ * expirations are the kernel's tick limit instead, which the summary and
+ * the pprof period account for. */
+static uint32_t sample_weight(const siginfo_t *si)
+{
+	if (!wall_clock || si->si_overrun <= 0)
+		return 1;
+	return si->si_overrun < 1000000 ? 1 + (uint32_t)si->si_overrun : 1000000;
 }
 
 static void on_sigprof(int sig, siginfo_t *si, void *uc)
@@ -190,7 +213,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 		 * vDSO, without a system call. */
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		take_sample((struct slot *)p, uc);
+		take_sample((struct slot *)p, uc, sample_weight(si));
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		atomic_fetch_add_explicit(&handler_ns,
 					  (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 +
@@ -203,9 +226,6 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 /* ---- Threads: timers on, timers off (normal context) ------------------ */
 
 static int prof_hz = 99;
-/* --wall: every thread's timer runs on CLOCK_MONOTONIC, so a thread is
- * sampled as often sleeping or blocked as running. */
-static bool wall_clock;
 
 /* The CPU clock of another thread of this process, from its tid: the
  * encoding glibc's pthread_getcpuclockid() uses, which needs a pthread_t
@@ -430,7 +450,8 @@ static uint64_t hash_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop, p
 	return h ^ (h >> 29);
 }
 
-static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop, pid_t tid)
+static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop, pid_t tid,
+			uint32_t weight)
 {
 	if (2 * (stacks_used + 1) > stacks_cap) { /* grow, keep load <= 1/2 */
 		size_t cap = stacks_cap ? 2 * stacks_cap : 1024;
@@ -455,14 +476,14 @@ static void count_stack(const uintptr_t *pc, uint32_t depth, uint32_t stop, pid_
 		struct stack *s = stacks[j];
 		if (s->hash == h && s->depth == depth && s->stop == stop && s->tid == tid &&
 		    memcmp(s->pc, pc, depth * sizeof *pc) == 0) {
-			s->count++;
+			s->count += weight;
 			return;
 		}
 	}
 	struct stack *s = malloc(sizeof *s + depth * sizeof *pc);
 	if (!s)
 		return;
-	*s = (struct stack){ .hash = h, .count = 1, .depth = depth, .stop = stop, .tid = tid };
+	*s = (struct stack){ .hash = h, .count = weight, .depth = depth, .stop = stop, .tid = tid };
 	memcpy(s->pc, pc, depth * sizeof *pc);
 	stacks[j] = s;
 	stacks_used++;
@@ -479,11 +500,11 @@ static void drain(void)
 		uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
 		for (; tail != head; tail++) {
 			const struct sample *smp = &s->ring[tail % RING_SAMPLES];
-			samples++;
-			s->taken++;
-			stop_counts[smp->stop % 32]++;
+			samples += smp->weight;
+			s->taken += smp->weight;
+			stop_counts[smp->stop % 32] += smp->weight;
 			count_stack(smp->pc, smp->depth,
-				    truncating((int)smp->stop) ? smp->stop : 0, s->tid);
+				    truncating((int)smp->stop) ? smp->stop : 0, s->tid, smp->weight);
 		}
 		atomic_store_explicit(&s->tail, tail, memory_order_release);
 		/* An EXITED thread takes no more samples: recycle its slot. */

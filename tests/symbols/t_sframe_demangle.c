@@ -100,6 +100,8 @@ int main(void)
 	char map[64], line[160];
 	snprintf(map, sizeof map, "/tmp/perf-%d.map", (int)getpid());
 	void *code = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* A map an earlier process of this PID left is stale: ours replaces it. */
+	unlink(map);
 	int fd = open(map, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	snprintf(line, sizeof line, "%lx 100 %s\n", (unsigned long)(uintptr_t)code, names[2]);
 	int wrote = fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line);

@@ -245,7 +245,7 @@ grep 'source lines' "$tmp/lines.err"
 check "lines: the summary says how many addresses got lines, and the budget" \
 	grep -Eq '^sframe-prof: source lines read for [1-9][0-9]* of [1-9][0-9]* addresses in [0-9.]+ ms of CPU \(at most [0-9.]+ ms: 1% of the CPU time' "$tmp/lines.err"
 # SFRAME_PROF_LINES_MS=0: no lines, and the mappings do not claim any.
-SFRAME_PROF_LINES_MS=0 "$P" -F 499 -o "$tmp/nolines.pb.gz" "$tmp/lines" 20 2>"$tmp/nolines.err"
+SFRAME_PROF_LINES_MS=0 "$P" -F 499 -o "$tmp/nolines.pb.gz" "$tmp/lines" 60 2>"$tmp/nolines.err"
 pprof -raw "$tmp/nolines.pb.gz" >"$tmp/nolines.raw"
 check "SFRAME_PROF_LINES_MS=0: no location has a file or line" \
 	sh -c "sed -n '/^Locations/,/^Mappings/p' '$tmp/nolines.raw' | grep -q ' s=0' &&

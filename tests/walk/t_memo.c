@@ -918,11 +918,21 @@ NOINL int phase_stale(void)
 				exe_epoch = e->epoch;
 				continue;
 			}
-			/* Two-way: a third key of the same pair evicts. */
+			/* Two-way: two other keys the walks wrote to the same
+			 * pair evict it: the chain's, the frames past main
+			 * (libc's, the last walked: libc's base and the
+			 * program's are apart by chance) or an exact PC's. */
 			struct sfb_memo_entry *p = sfb_memo_pair(keys[i]);
 			int others = 0;
-			for (int j = 0; j < nk; j++)
-				others += keys[j] != keys[i] && (p[0].key == keys[j] || p[1].key == keys[j]);
+			for (int w = 0; w < 2; w++) {
+				uintptr_t k = p[w].key;
+				bool walked = k != keys[i] && k >> 63;
+				for (int j = 0; j < nk && !walked; j++)
+					walked = k != keys[i] && k == keys[j];
+				for (int j = 0; j < ntail && !walked; j++)
+					walked = k != keys[i] && k == MEMO_KEY(tail[j]);
+				others += walked;
+			}
 			if (others >= 2)
 				excused++;
 			else

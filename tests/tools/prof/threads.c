@@ -4,8 +4,10 @@
  *                     in spin_loop(), "sleeper" waits in nanosleep() in
  *                     sleep_loop() (off-CPU: only a wall-clock profile
  *                     sees it);
- *   threads fork MS   spins MS milliseconds in parent_work(), forks a
- *                     child that spins MS milliseconds in child_work(). */
+ *   threads fork MS   spins MS milliseconds of CPU time in parent_work(),
+ *                     forks a child that spins MS milliseconds of CPU
+ *                     time in child_work() (CPU time: each gets its
+ *                     samples however loaded the machine). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -15,19 +17,20 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
+static double now(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static volatile unsigned long sink;
 
-__attribute__((noinline)) static void spin_for(double seconds)
+/* Spin until clock has advanced by seconds. */
+__attribute__((noinline)) static void spin_for(double seconds, clockid_t clock)
 {
-	double end = now() + seconds;
-	while (now() < end)
+	double end = now(clock) + seconds;
+	while (now(clock) < end)
 		for (int i = 0; i < 10000; i++)
 			sink += (unsigned long)i * 7;
 }
@@ -38,7 +41,8 @@ __attribute__((noinline)) static void *spin_loop(void *unused)
 {
 	(void)unused;
 	pthread_setname_np(pthread_self(), "spinner");
-	spin_for(run_seconds);
+	/* As long as the sleeper, in wall-clock time. */
+	spin_for(run_seconds, CLOCK_MONOTONIC);
 	return NULL;
 }
 
@@ -55,8 +59,8 @@ __attribute__((noinline)) static void *sleep_loop(void *unused)
 	return NULL;
 }
 
-__attribute__((noinline)) static void parent_work(double s) { spin_for(s); }
-__attribute__((noinline)) static void child_work(double s) { spin_for(s); }
+__attribute__((noinline)) static void parent_work(double s) { spin_for(s, CLOCK_THREAD_CPUTIME_ID); }
+__attribute__((noinline)) static void child_work(double s) { spin_for(s, CLOCK_THREAD_CPUTIME_ID); }
 
 int main(int argc, char **argv)
 {

@@ -553,7 +553,8 @@ static unsigned slot_of_home(const struct sfb_object *home)
 /* objcache.h: the thread's recent object. */
 __thread struct sfb_objcache_recent sfb_objcache_recent __attribute__((tls_model("initial-exec")));
 
-bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *out)
+bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
+			      struct sfb_confirmed *out)
 {
 	if (!o->home || sfb_object_is_kept(o))
 		return false;
@@ -561,7 +562,7 @@ bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *
 		.lo = o->map_start,
 		.hi = o->map_end,
 		.slot = (uint16_t)slot_of_home(o->home),
-		.kept_n = (uint16_t)atomic_load_explicit(&sfb_kept.n, memory_order_relaxed),
+		.pins = (uint16_t)pins,
 	};
 	*out = (struct sfb_confirmed){ o->map_start, o->map_end, o->epoch, o->home };
 	return true;
@@ -573,22 +574,24 @@ bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_objec
 	return slot_read(slot_of_home(c->home), out, &seq) && out->live && out->epoch == c->epoch;
 }
 
-/* Only an object kept since the recent one was noted can hold its range
- * now: the fixed and start-up objects were loaded before any dlopen(), and
- * never go, so none of them can take a dlopen()ed object's addresses; an
- * object kept later (sfb_objcache_keep_loaded()) changes sfb_kept.n. */
+/* Only an object pinned since the kept tables were searched for the
+ * recent one can hold its range now: the fixed and start-up objects were
+ * loaded before any dlopen(), and never go, so none of them can take a
+ * dlopen()ed object's addresses; a pin published after the count the
+ * record holds changes sfb_kept.pinned, and one published before it was
+ * found by that search (sfb_objcache_pins()). */
 bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out)
 {
 	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
 	struct sfb_found r;
 	const struct sfb_slot *s = &table[rec->slot];
-	if (atomic_load_explicit(&sfb_kept.n, memory_order_relaxed) == rec->kept_n &&
+	if ((uint16_t)atomic_load_explicit(&sfb_kept.pinned, memory_order_relaxed) == rec->pins &&
 	    sfb_discover((void *)pc, &r) == 0) {
 		uint32_t seq = sfb_seq_begin(&s->seq);
 		struct sfb_object id;
 		copy_identity(&id, &s->obj);
 		if (sfb_seq_stable(seq) && !sfb_seq_changed(&s->seq, seq) && id.live &&
-		    same_object(&id, &r) && fingerprint_matches(&id)) {
+		    !sfb_object_is_kept(&id) && same_object(&id, &r) && fingerprint_matches(&id)) {
 			*out = (struct sfb_confirmed){ id.map_start, id.map_end, id.epoch, &s->obj };
 			return true;
 		}
@@ -675,6 +678,7 @@ int sfb_objcache_keep_loaded(uintptr_t addr)
 	} while (!atomic_compare_exchange_weak_explicit(&sfb_kept.n, &i, i + 1,
 							memory_order_relaxed, memory_order_relaxed));
 	publish_kept(i, &o);
+	atomic_fetch_add_explicit(&sfb_kept.pinned, 1, memory_order_release);
 	return 0;
 }
 

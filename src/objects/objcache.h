@@ -151,6 +151,10 @@ static inline bool sfb_object_is_main(const struct sfb_object *o)
 
 struct sfb_kept_table {
 	_Atomic unsigned n; /* entries claimed, at most SFB_KEPT_MAX */
+	/* Pins published: incremented (release) after each pinned entry's
+	 * range is, so that a reader that saw a count before searching the
+	 * table has found every pin it counts (sfb_objcache_note_recent()). */
+	_Atomic unsigned pinned;
 	struct {
 		_Atomic uintptr_t start; /* 0 until published */
 		uintptr_t end;
@@ -249,37 +253,50 @@ struct sfb_confirmed {
 };
 
 /* The object the thread confirmed last through the cache (not a kept
- * one): its range, its slot, and the kept table's size then.  Its next
- * confirmation reads that slot directly (sfb_objcache_confirm_recent()).
- * Initial-exec TLS: no allocation. */
+ * one): its range, its slot, and the count of pins published before the
+ * kept tables were searched for it.  Its next confirmation reads that
+ * slot directly (sfb_objcache_confirm_recent()).  Initial-exec TLS: no
+ * allocation. */
 struct sfb_objcache_recent {
 	uintptr_t lo, hi;
 	uint16_t slot;
-	uint16_t kept_n;
+	uint16_t pins;
 };
 extern __thread struct sfb_objcache_recent sfb_objcache_recent
 	__attribute__((tls_model("initial-exec")));
 
+/* The count of pins published (sfb_kept.pinned), to be read before the
+ * kept tables are searched for an object that sfb_objcache_note_recent()
+ * may then note. */
+static inline unsigned sfb_objcache_pins(void)
+{
+	return atomic_load_explicit(&sfb_kept.pinned, memory_order_acquire);
+}
+
 /* Note o, a copy sfb_objcache_find() gave, as the thread's recent object,
  * if its description is cached in a slot and it is not kept: then true,
- * and *out is what the walk needs of it. */
-bool sfb_objcache_note_recent(const struct sfb_object *o, struct sfb_confirmed *out);
+ * and *out is what the walk needs of it.  pins: sfb_objcache_pins() as
+ * read before the kept tables were searched for o's PC. */
+bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
+			      struct sfb_confirmed *out);
 
 /* Confirm that the object holding pc is the thread's recent one, as
  * sfb_objcache_find() would: glibc's answer for pc, the slot's identity
  * (seqlock read of the fields the check uses, not the whole description)
  * and the fingerprint against the object's memory.  Then *out holds its
  * range and epoch.  False if pc is outside its range (checked inline);
- * false, and the recent object forgotten, if an object has been kept
- * since it was noted (a kept object is used without a lookup: the kept
- * tables come first) or any check fails (_slot(), out of line): the
- * caller then takes the full way.  Async-signal-safe. */
+ * false, and the recent object forgotten, if an object has been pinned
+ * since the kept tables were searched for it (a kept object is used
+ * without a lookup: the kept tables come first), the slot now describes
+ * a kept object, or any check fails (_slot(), out of line): the caller
+ * then takes the full way.  Async-signal-safe. */
 bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out);
 
 /* A copy of the description c was confirmed from, in *out, if its slot
  * still holds it (the same epoch): what a walk that confirmed an object
  * by sfb_objcache_confirm_recent() copies when it needs more of it than
- * its epoch, with no second confirmation.  Async-signal-safe. */
+ * its epoch, with no second confirmation.  *out is written even when the
+ * answer is false: it must be a copy nothing uses.  Async-signal-safe. */
 bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_object *out);
 
 static inline bool sfb_objcache_confirm_recent(uintptr_t pc, struct sfb_confirmed *out)

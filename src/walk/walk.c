@@ -161,10 +161,17 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 		return w->miss_stop;
 	unsigned i = w->nobj < WALK_OBJECTS ? w->nobj : w->nreplaced % WALK_OBJECTS;
 	const struct sfb_object *o = NULL;
-	if (pc - w->conf.lo < w->conf.hi - w->conf.lo &&
-	    sfb_objcache_copy_confirmed(&w->conf, &w->copies[i]))
-		o = &w->copies[i];
-	else
+	/* Copied only into a free copy: a failed attempt writes it, and the
+	 * one at i may still be in use once all are.  A slot that no longer
+	 * holds what was confirmed ends the confirmation for the walk. */
+	if (pc - w->conf.lo < w->conf.hi - w->conf.lo) {
+		if (i == w->nobj && sfb_objcache_copy_confirmed(&w->conf, &w->copies[i]))
+			o = &w->copies[i];
+		else
+			w->conf.lo = w->conf.hi = 0;
+	}
+	const unsigned pins = sfb_objcache_pins();
+	if (!o)
 		o = sfb_objcache_kept(pc);
 	if (!o) {
 		int stop = sfb_objcache_find(pc, &w->copies[i]);
@@ -174,7 +181,7 @@ walk_object(struct walker *w, uintptr_t pc, const struct sfb_object **out)
 			return stop;
 		}
 		o = &w->copies[i];
-		sfb_objcache_note_recent(o, &w->conf);
+		sfb_objcache_note_recent(o, pins, &w->conf);
 	}
 	if (w->nobj < WALK_OBJECTS)
 		w->nobj++;

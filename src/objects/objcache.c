@@ -78,42 +78,46 @@ static int bound_slot(unsigned p)
 typedef uint64_t sfb_chunk __attribute__((vector_size(16), aligned(8), may_alias));
 _Static_assert(sizeof(struct sfb_object) % sizeof(sfb_chunk) == 0, "whole chunks");
 
-static inline void copy_object(struct sfb_object *to, const struct sfb_object *from)
+/* What same_object() and fingerprint_matches() read of a description:
+ * every member before its sections, and where its .eh_frame_hdr lies
+ * (copied apart, by slot_read()). */
+#define IDENTITY_CHUNKS ((offsetof(struct sfb_object, sec) + sizeof(sfb_chunk) - 1) / sizeof(sfb_chunk))
+#define ALL_CHUNKS (sizeof(struct sfb_object) / sizeof(sfb_chunk))
+_Static_assert(IDENTITY_CHUNKS <= ALL_CHUNKS, "in the object");
+
+static inline void copy_chunks(struct sfb_object *to, const struct sfb_object *from, size_t n)
 {
 	sfb_chunk *d = (sfb_chunk *)(void *)to;
 	const sfb_chunk *f = (const sfb_chunk *)(const void *)from;
 #pragma GCC unroll 32
-	for (size_t k = 0; k < sizeof *to / sizeof *d; k++)
+	for (size_t k = 0; k < n; k++)
 		d[k] = f[k];
 }
 
-/* What same_object() and fingerprint_matches() read of a description:
- * every member before its sections, and where its .eh_frame_hdr lies. */
-#define IDENTITY_CHUNKS ((offsetof(struct sfb_object, sec) + sizeof(sfb_chunk) - 1) / sizeof(sfb_chunk))
-_Static_assert(IDENTITY_CHUNKS * sizeof(sfb_chunk) <= sizeof(struct sfb_object), "in the object");
-
-static inline void copy_identity(struct sfb_object *to, const struct sfb_object *from)
-{
-	sfb_chunk *d = (sfb_chunk *)(void *)to;
-	const sfb_chunk *f = (const sfb_chunk *)(const void *)from;
-#pragma GCC unroll 16
-	for (size_t k = 0; k < IDENTITY_CHUNKS; k++)
-		d[k] = f[k];
-	to->cfi.hdr_addr = from->cfi.hdr_addr;
-	to->cfi.hdr.len = from->cfi.hdr.len;
-}
-
-/* Seqlock read: a copy of slot i, or false if it was empty, being written,
- * or changed while we copied. */
-static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
+/* Seqlock read: a copy of slot i (the whole description, or with
+ * identity_only its identity alone), or false if it was empty, being
+ * written, or changed while we copied. */
+static inline bool slot_read_some(unsigned i, struct sfb_object *out, uint32_t *seq_out,
+				  bool identity_only)
 {
 	struct sfb_slot *s = &table[i];
 	uint32_t seq = sfb_seq_begin(&s->seq);
 	*seq_out = seq;
 	if (!sfb_seq_stable(seq))
 		return false;
-	copy_object(out, &s->obj);
+	if (identity_only) {
+		copy_chunks(out, &s->obj, IDENTITY_CHUNKS);
+		out->cfi.hdr_addr = s->obj.cfi.hdr_addr;
+		out->cfi.hdr.len = s->obj.cfi.hdr.len;
+	} else {
+		copy_chunks(out, &s->obj, ALL_CHUNKS);
+	}
 	return !sfb_seq_changed(&s->seq, seq);
+}
+
+static bool slot_read(unsigned i, struct sfb_object *out, uint32_t *seq_out)
+{
+	return slot_read_some(i, out, seq_out, false);
 }
 
 /* objcache.h: sfb_objcache_kept().  n starts past the fixed
@@ -584,17 +588,14 @@ bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out)
 {
 	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
 	struct sfb_found r;
-	const struct sfb_slot *s = &table[rec->slot];
+	struct sfb_object id;
+	uint32_t seq;
 	if ((uint16_t)atomic_load_explicit(&sfb_kept.pinned, memory_order_relaxed) == rec->pins &&
-	    sfb_discover((void *)pc, &r) == 0) {
-		uint32_t seq = sfb_seq_begin(&s->seq);
-		struct sfb_object id;
-		copy_identity(&id, &s->obj);
-		if (sfb_seq_stable(seq) && !sfb_seq_changed(&s->seq, seq) && id.live &&
-		    !sfb_object_is_kept(&id) && same_object(&id, &r) && fingerprint_matches(&id)) {
-			*out = (struct sfb_confirmed){ id.map_start, id.map_end, id.epoch, &s->obj };
-			return true;
-		}
+	    sfb_discover((void *)pc, &r) == 0 && slot_read_some(rec->slot, &id, &seq, true) &&
+	    id.live && !sfb_object_is_kept(&id) && same_object(&id, &r) && fingerprint_matches(&id)) {
+		*out = (struct sfb_confirmed){ id.map_start, id.map_end, id.epoch,
+					       &table[rec->slot].obj };
+		return true;
 	}
 	rec->lo = rec->hi = 0;
 	return false;

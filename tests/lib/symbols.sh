@@ -113,3 +113,16 @@ copy_stable() {
 	done
 	return 1
 }
+
+# zstd_padded OBJECT N OUT: OBJECT with its .debug_str padded with NULs to
+# N bytes, its debug sections zstd-compressed by objcopy (one
+# single-segment frame a section: the window is its size), as OUT.  False
+# where objcopy cannot write zstd sections.
+zstd_padded() {
+	objcopy --dump-section .debug_str="$3.str" "$1" &&
+		python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); n = int(sys.argv[2])
+open(sys.argv[1], "wb").write(d + bytes(n - len(d)))' "$3.str" "$2" &&
+		objcopy --update-section .debug_str="$3.str" "$1" "$3.pad" &&
+		objcopy --compress-debug-sections=zstd "$3.pad" "$3" &&
+		readelf -tW "$3" | grep -q ZSTD
+} 2>/dev/null

@@ -171,12 +171,8 @@ if [ -n "$zstd_bins" ] && objcopy --compress-debug-sections=zstd "$tmp/cxx_O2" "
 	# The bound: c_O2's .debug_str padded with NULs to SFB_DSEC_ZSTD_HISTORY
 	# (26288) bytes is read, one byte more is refused.
 	pc=$(nm "$tmp/c_O2" | awk '$3 == "main" { print $1 }')
-	objcopy --dump-section .debug_str="$tmp/str" "$tmp/c_O2"
 	for n in 26288 26289; do
-		python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); n = int(sys.argv[2])
-open(sys.argv[1] + sys.argv[2], "wb").write(d + bytes(n - len(d)))' "$tmp/str" $n
-		objcopy --update-section .debug_str="$tmp/str$n" "$tmp/c_O2" "$tmp/pad$n" &&
-			objcopy --compress-debug-sections=zstd "$tmp/pad$n" "$tmp/pad${n}_zstd"
+		zstd_padded "$tmp/c_O2" $n "$tmp/pad${n}_zstd"
 		"$tmp/lines_driver" -v "$tmp/pad${n}_zstd" "$pc" >"$tmp/pad$n.out" 2>"$tmp/pad$n.err"
 		sed "s/^/# pad$n: /" "$tmp/pad$n.err"
 	done

@@ -114,14 +114,9 @@ check "a symbolizer across dlclose() and dlopen(): each library's own lines" \
 # more gives no line, where addr2line still reads it.  sframe_symbolize()
 # (four slots: 138848 bytes) reads neither.
 pc=$(nm "$tmp/liblp_O2.so" | awk '$3 == "lines_prog_main" { print $1 }')
-objcopy --dump-section .debug_str="$tmp/str" "$tmp/liblp_O2.so"
 zstd_ok=yes
 for n in 589088 589089; do
-	python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); n = int(sys.argv[2])
-open(sys.argv[1] + sys.argv[2], "wb").write(d + bytes(n - len(d)))' "$tmp/str" $n
-	{ objcopy --update-section .debug_str="$tmp/str$n" "$tmp/liblp_O2.so" "$tmp/pad$n.so" &&
-		objcopy --compress-debug-sections=zstd "$tmp/pad$n.so" "$tmp/libpad${n}_zstd.so" &&
-		readelf -tW "$tmp/libpad${n}_zstd.so" | grep -q ZSTD; } 2>/dev/null || zstd_ok=
+	zstd_padded "$tmp/liblp_O2.so" $n "$tmp/libpad${n}_zstd.so" || zstd_ok=
 	echo "$pc" | "$tmp/driver" -s "$tmp/libpad${n}_zstd.so" >"$tmp/pad$n.kept" 2>/dev/null
 	echo "$pc" | "$tmp/driver" "$tmp/libpad${n}_zstd.so" >"$tmp/pad$n.ours" 2>/dev/null
 	addr2line -e "$tmp/libpad${n}_zstd.so" "$pc" >"$tmp/pad$n.want"

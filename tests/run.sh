@@ -27,11 +27,13 @@ for t in "$B"/tests/t_* tests/*/t_*.sh; do
 	fi
 	case " ${SFB_SKIP:-} " in *" $name "*) echo "SKIP $name"; continue ;; esac
 	log=$logdir/$name.log
+	t0=$(date +%s)
 	case "$t" in
 	*.sh) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" sh "$t" >"$log" 2>&1 ;;
 	*) SFB_BUILD=$B timeout "$SFB_TEST_TIMEOUT" ${SFB_WRAP:-} "$t" >"$log" 2>&1 ;;
 	esac
 	rc=$?
+	secs=$(($(date +%s) - t0))
 	p=$(grep -c '^ok - ' "$log")
 	f=$(grep -c '^not ok - ' "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -41,11 +43,11 @@ for t in "$B"/tests/t_* tests/*/t_*.sh; do
 	pass=$((pass + p))
 	fail=$((fail + f))
 	if [ "$f" -ne 0 ]; then
-		echo "FAIL $name ($p passed, $f failed) — $log:"
+		echo "FAIL $name ($p passed, $f failed, ${secs} s) — $log:"
 		grep '^not ok - ' "$log" | head -20
 		tail -5 "$log"
 	else
-		echo "PASS $name ($p checks)"
+		echo "PASS $name ($p checks, ${secs} s)"
 	fi
 done
 echo "$pass passed, $fail failed"

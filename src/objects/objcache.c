@@ -554,7 +554,7 @@ static unsigned slot_of_home(const struct sfb_object *home)
 			  table);
 }
 
-/* objcache.h: the thread's recent object. */
+/* objcache.h: the thread's recent objects. */
 __thread struct sfb_objcache_recent sfb_objcache_recent __attribute__((tls_model("initial-exec")));
 
 bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
@@ -562,7 +562,20 @@ bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
 {
 	if (!o->home || sfb_object_is_kept(o))
 		return false;
-	sfb_objcache_recent = (struct sfb_objcache_recent){
+	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	/* To the front, the others moved back over the entry whose range
+	 * holds o's start (o itself, confirmed the full way, or an object
+	 * unloaded since), else over the last: never two entries for one
+	 * range. */
+	unsigned k = SFB_OBJCACHE_RECENT - 1;
+	for (unsigned i = 0; i < SFB_OBJCACHE_RECENT; i++)
+		if (o->map_start - rec->obj[i].lo < rec->obj[i].hi - rec->obj[i].lo) {
+			k = i;
+			break;
+		}
+	for (; k > 0; k--)
+		rec->obj[k] = rec->obj[k - 1];
+	rec->obj[0] = (struct sfb_objcache_recent_obj){
 		.lo = o->map_start,
 		.hi = o->map_end,
 		.slot = (uint16_t)slot_of_home(o->home),
@@ -586,7 +599,7 @@ bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_objec
  * found by that search (sfb_objcache_pins()). */
 bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out)
 {
-	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	struct sfb_objcache_recent_obj *rec = &sfb_objcache_recent.obj[0];
 	struct sfb_found r;
 	struct sfb_object id;
 	uint32_t seq;

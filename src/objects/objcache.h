@@ -252,15 +252,24 @@ struct sfb_confirmed {
 	const struct sfb_object *home; /* its slot's description */
 };
 
-/* The object the thread confirmed last through the cache (not a kept
- * one): its range, its slot, and the count of pins published before the
- * kept tables were searched for it.  Its next confirmation reads that
- * slot directly (sfb_objcache_confirm_recent()).  Initial-exec TLS: no
- * allocation. */
+/* The objects the thread confirmed last through the cache (not kept
+ * ones), SFB_OBJCACHE_RECENT of them, so that a walk through two
+ * dlopen()ed objects (an extension module and a library it loaded)
+ * confirms both this way: each one's range, its slot, and the count of
+ * pins published before the kept tables were searched for it.  Their
+ * next confirmation reads that slot directly
+ * (sfb_objcache_confirm_recent()).  The entry used last comes first:
+ * the one a walk through one dlopen()ed object needs is checked alone.
+ * Initial-exec TLS: no allocation.  A record torn by a signal's walk
+ * costs a failed confirmation, never a wrong object: each confirmation
+ * checks the slot against glibc's answer. */
+#define SFB_OBJCACHE_RECENT 2
 struct sfb_objcache_recent {
-	uintptr_t lo, hi;
-	uint16_t slot;
-	uint16_t pins;
+	struct sfb_objcache_recent_obj {
+		uintptr_t lo, hi;
+		uint16_t slot;
+		uint16_t pins;
+	} obj[SFB_OBJCACHE_RECENT];
 };
 extern __thread struct sfb_objcache_recent sfb_objcache_recent
 	__attribute__((tls_model("initial-exec")));
@@ -273,19 +282,20 @@ static inline unsigned sfb_objcache_pins(void)
 	return atomic_load_explicit(&sfb_kept.pinned, memory_order_acquire);
 }
 
-/* Note o, a copy sfb_objcache_find() gave, as the thread's recent object,
- * if its description is cached in a slot and it is not kept: then true,
+/* Note o, a copy sfb_objcache_find() gave, as a recent object of the
+ * thread, if its description is cached in a slot and it is not kept: then true,
  * and *out is what the walk needs of it.  pins: sfb_objcache_pins() as
  * read before the kept tables were searched for o's PC. */
 bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
 			      struct sfb_confirmed *out);
 
-/* Confirm that the object holding pc is the thread's recent one, as
+/* Confirm that the object holding pc is the thread's first recent entry, as
  * sfb_objcache_find() would: glibc's answer for pc, the slot's identity
  * (seqlock read of the fields the check uses, not the whole description)
  * and the fingerprint against the object's memory.  Then *out holds its
- * range and epoch.  False if pc is outside its range (checked inline);
- * false, and the recent object forgotten, if an object has been pinned
+ * range and epoch.  False if pc is outside every entry's range (checked
+ * inline: an entry that holds it is first moved to the front); false,
+ * and that entry forgotten, if an object has been pinned
  * since the kept tables were searched for it (a kept object is used
  * without a lookup: the kept tables come first), the slot now describes
  * a kept object, or any check fails (_slot(), out of line): the caller
@@ -301,8 +311,17 @@ bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_objec
 
 static inline bool sfb_objcache_confirm_recent(uintptr_t pc, struct sfb_confirmed *out)
 {
-	const struct sfb_objcache_recent *rec = &sfb_objcache_recent;
-	return pc - rec->lo < rec->hi - rec->lo && sfb_objcache_confirm_recent_slot(pc, out);
+	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	if (pc - rec->obj[0].lo < rec->obj[0].hi - rec->obj[0].lo)
+		return sfb_objcache_confirm_recent_slot(pc, out);
+	for (unsigned k = 1; k < SFB_OBJCACHE_RECENT; k++)
+		if (pc - rec->obj[k].lo < rec->obj[k].hi - rec->obj[k].lo) {
+			struct sfb_objcache_recent_obj first = rec->obj[0];
+			rec->obj[0] = rec->obj[k];
+			rec->obj[k] = first;
+			return sfb_objcache_confirm_recent_slot(pc, out);
+		}
+	return false;
 }
 
 /* The object a thread's last sample confirmed first (a copy's home),

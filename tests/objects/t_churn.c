@@ -5,7 +5,10 @@
  * walk_churn_p.so / walk_churn_q.so.  The loader tends to put the next
  * object at the address, with the span and even the link_map of the one
  * just unloaded; a walker that trusted a cached description of the old
- * object would apply its rows to the new one.  Every walk must be the
+ * object would apply its rows to the new one.  In half the rounds a walk
+ * through a companion object, loaded for the whole phase, follows, so
+ * that the unloaded object is the thread's second recent object, not its
+ * first, when the next one takes its range.  Every walk must be the
  * exact chain; the output says whether such a reuse actually happened.
  *
  * Phase 1 (SFB_CHURN_SECONDS, default 30): two loader threads dlopen and
@@ -349,6 +352,14 @@ NOINL void phase0(void)
 	struct dl_find_object prev;
 	int have_prev = 0, same_span = 0, same_all = 0, rounds = 20, pq_same = 0;
 	static struct layout p_layout;
+	/* A companion object, loaded for the whole phase and walked through
+	 * after the x/y or p/q object in rounds i & 2: the unloaded object's
+	 * range is then the thread's second recent object when the next one
+	 * takes it, and in the other rounds its first. */
+	int comp_tail[] = { id_loader_call, id_phase0, id_main };
+	entry_fn comp_entry;
+	void *comp = load_variant(&t, 0, &comp_entry, comp_tail, 3);
+	unsigned long comp_walks = 0;
 	for (int i = 0; i < 4 * rounds; i++) {
 		int v = pair[i / (2 * rounds)][i & 1];
 		entry_fn entry;
@@ -377,15 +388,24 @@ NOINL void phase0(void)
 		int saved_reps = reps;
 		reps = 2;
 		loader_call(entry, i, churn_walk_cb);
+		if (i & 2) {
+			/* dlopen() again: the same object, its chain for t. */
+			void *again = load_variant(&t, 0, &comp_entry, comp_tail, 3);
+			loader_call(comp_entry, i, churn_walk_cb);
+			comp_walks += 2;
+			dlclose(again);
+		}
 		reps = saved_reps;
 		dlclose(h);
 	}
+	dlclose(comp);
 	self = NULL;
 	printf("# phase 0: %d of %d reloads reused the previous object's span, %d also its "
 	       "link_map\n",
 	       same_span, 4 * rounds - 1, same_all);
-	CHECK(t.cb_walks == (unsigned long)(4 * rounds * 2) && t.cb_bad == 0,
-	      "phase 0: %lu walks inside alternately loaded x/y, then p/q objects, %lu not exact",
+	CHECK(t.cb_walks == (unsigned long)(4 * rounds * 2) + comp_walks && t.cb_bad == 0,
+	      "phase 0: %lu walks inside alternately loaded x/y, then p/q objects, and a "
+	      "companion object, %lu not exact",
 	      t.cb_walks, t.cb_bad);
 	if (same_all == 0)
 		printf("# phase 0: no address/link_map reuse happened: stale-cache case not "

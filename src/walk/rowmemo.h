@@ -307,6 +307,17 @@ sfb_memo_recall_keep(const uint16_t pairs[SFB_MEMO_RECALL], unsigned n)
 	((cfa) % SFB_CFA_ALIGN || (intptr_t)((cfa) + 8 * SFB_MEMO_FP_LOWEST_SLOT - (sp)) < 0 || \
 	 (cfa) > (win_hi))
 
+/* SFB_MEMO_FP_CFA_BAD() for a frame record's row (CFA = FP +
+ * SFB_FP_CFA_OFFSET, slots from FP up), tested on FP itself, with
+ * record_hi = win_hi - SFB_FP_CFA_OFFSET computed once for the run: FP
+ * aligned, at or above SP (FP is the record's lowest slot) and at most
+ * record_hi.  Unsigned, so that an FP near the top of the address space
+ * fails the last test rather than wrapping the CFA round to a small
+ * value; given SP inside the window, the same frames pass as with the
+ * CFA's test. */
+#define SFB_MEMO_RECORD_BAD(fp, sp, record_hi) \
+	((fp) % SFB_CFA_ALIGN || (fp) < (sp) || (fp) > (record_hi))
+
 /* Compile row into *out if it has the common shape. */
 bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 		     struct sfb_memo_row *out);

@@ -759,8 +759,9 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN ||
-	    win_hi - sp >= SFB_MEMO_WINDOW_MAX)
+	    win_hi - sp >= SFB_MEMO_WINDOW_MAX || win_hi < SFB_FP_CFA_OFFSET)
 		return false;
+	const uintptr_t record_hi = win_hi - SFB_FP_CFA_OFFSET;
 	/* row has a copy whose address the lookups take, so that row itself
 	 * can stay in registers. */
 	struct sfb_memo_row found;
@@ -795,9 +796,9 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 			/* A frame record's row: the CFA from FP alone, so that the
 			 * next frame's loads wait for FP, not for the memo's row
 			 * (the row's test is a predicted branch). */
-			cfa = fp + SFB_FP_CFA_OFFSET;
-			if (SFB_MEMO_FP_CFA_BAD(cfa, sp, win_hi))
+			if (SFB_MEMO_RECORD_BAD(fp, sp, record_hi))
 				break;
+			cfa = fp + SFB_FP_CFA_OFFSET;
 			if (sample)
 				__builtin_prefetch((const void *)(cfa + STACK_PREFETCH_AHEAD));
 			fp = sfb_mem_load_proved(cfa + SFB_FP_FP_OFFSET);

@@ -710,11 +710,12 @@ NOINL int fp_vla(int n)
 	return fp_vla_callee(buf[0]) + buf[n - 1];
 }
 
-static void test_fp_row_below_sp(void)
+/* The first instruction of fp_vla() whose row is CFA = FP+16 with the
+ * caller's FP at CFA-16 (right after the prologue), by the decoder; 0 if
+ * none.  fp_vla() is walked through first, memoising its return address. */
+static uintptr_t fp_record_pc(void)
 {
 	fp_vla(8);
-	/* The first instruction of fp_vla() whose row is CFA = FP+16 with the
-	 * caller's FP at CFA-16 (right after the prologue), by the decoder. */
 	struct sfb_object o;
 	uintptr_t pc = 0;
 	if (fp_vla_ra && sfb_objcache_find((uintptr_t)fp_vla, &o) == 0 && sfb_object_has_rows(&o))
@@ -724,6 +725,12 @@ static void test_fp_row_below_sp(void)
 			    row.cfa.off == 16 && row.fp.kind == SFB_LOC_EXPR && row.fp.off == -16)
 				pc = (uintptr_t)row.pc_lo;
 		}
+	return pc;
+}
+
+static void test_fp_row_below_sp(void)
+{
+	uintptr_t pc = fp_record_pc();
 	if (!pc) {
 		CHECK(0, "fp_vla() has a row CFA = FP+16 after its prologue and was walked through");
 		return;
@@ -748,6 +755,46 @@ static void test_fp_row_below_sp(void)
 	CHECK(good == 2, "an FP-based row with its saved FP below SP: the general path (first "
 	      "walk) and the fast path (second) keep FP and stop at the next frame (%d of 2)",
 	      good);
+}
+
+/* A frame record's row (CFA = FP+16) where FP is not aligned (inside the
+ * stack window), or so far below SP that the CFA is too, or so near the
+ * top of the address space that FP+16 wraps round: the CFA is refused
+ * (bad-cfa) at frame 0, by the general path and by the fast path alike
+ * (each walk twice: the second finds the row memoised).  Without the fast
+ * path's own tests it would read the frame's slots at the wrong place and
+ * walk on. */
+static void test_fp_record_refused(void)
+{
+	uintptr_t pc = fp_record_pc();
+	if (!pc) {
+		CHECK(0, "fp_vla() has a row CFA = FP+16 after its prologue and was walked through");
+		return;
+	}
+	uintptr_t frame[64];
+	uintptr_t sp = (uintptr_t)&frame[16];
+	/* Plausible slots everywhere: a walk that took the CFA would go on. */
+	for (int i = 0; i < 64; i++)
+		frame[i] = i % 2 ? fp_vla_ra : (uintptr_t)&frame[i + 3];
+	const uintptr_t fps[] = { sp + 4, sp + 8 * 9 + 1, sp + 8 * 20 + 7, sp - 24,
+				  UINTPTR_MAX - 7, UINTPTR_MAX - 15 };
+	int good = 0, total = 0;
+	for (size_t k = 0; k < sizeof fps / sizeof fps[0]; k++)
+		for (int i = 0; i < 2; i++) {
+			ucontext_t uc;
+			set_regs(&uc, pc, sp, fps[k]);
+			struct sframe_bt_frame f[8];
+			struct sframe_bt_status st;
+			int n = sframe_backtrace_ex(&uc, f, 8, 0, &st);
+			int ok = n == 1 && f[0].pc == pc && st.stop == SFRAME_BT_STOP_BAD_CFA;
+			good += ok;
+			total++;
+			if (!ok)
+				printf("# FP %#lx (SP %#lx): %d frames, stop %s\n", (unsigned long)fps[k],
+				       (unsigned long)sp, n, sframe_bt_stop_name(st.stop));
+		}
+	CHECK(good == total, "a frame record's row whose FP is misaligned, below SP or wraps "
+	      "the CFA: bad-cfa at frame 0, general and fast path (%d of %d)", good, total);
 }
 
 /* ---- Main ------------------------------------------------------------------------- */
@@ -944,6 +991,7 @@ int main(void)
 	test_recalled_object();
 	test_dense_slots();
 	test_fp_row_below_sp();
+	test_fp_record_refused();
 	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();

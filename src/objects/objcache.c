@@ -614,6 +614,19 @@ bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out)
 	return false;
 }
 
+bool sfb_objcache_confirm_recent_other(uintptr_t pc, struct sfb_confirmed *out)
+{
+	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	for (unsigned k = 1; k < SFB_OBJCACHE_RECENT; k++)
+		if (pc - rec->obj[k].lo < rec->obj[k].hi - rec->obj[k].lo) {
+			struct sfb_objcache_recent_obj first = rec->obj[0];
+			rec->obj[0] = rec->obj[k];
+			rec->obj[k] = first;
+			return sfb_objcache_confirm_recent_slot(pc, out);
+		}
+	return false;
+}
+
 int sfb_object_row(const struct sfb_object *o, uintptr_t pc, unsigned flags,
 		   struct sfb_row *row)
 {

@@ -302,6 +302,11 @@ bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
  * then takes the full way.  Async-signal-safe. */
 bool sfb_objcache_confirm_recent_slot(uintptr_t pc, struct sfb_confirmed *out);
 
+/* The same for the entries after the first: the one whose range holds pc
+ * is moved to the front and confirmed.  Out of line: a walk through one
+ * dlopen()ed object never comes here. */
+bool sfb_objcache_confirm_recent_other(uintptr_t pc, struct sfb_confirmed *out);
+
 /* A copy of the description c was confirmed from, in *out, if its slot
  * still holds it (the same epoch): what a walk that confirmed an object
  * by sfb_objcache_confirm_recent() copies when it needs more of it than
@@ -311,17 +316,10 @@ bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_objec
 
 static inline bool sfb_objcache_confirm_recent(uintptr_t pc, struct sfb_confirmed *out)
 {
-	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
+	const struct sfb_objcache_recent *rec = &sfb_objcache_recent;
 	if (pc - rec->obj[0].lo < rec->obj[0].hi - rec->obj[0].lo)
 		return sfb_objcache_confirm_recent_slot(pc, out);
-	for (unsigned k = 1; k < SFB_OBJCACHE_RECENT; k++)
-		if (pc - rec->obj[k].lo < rec->obj[k].hi - rec->obj[k].lo) {
-			struct sfb_objcache_recent_obj first = rec->obj[0];
-			rec->obj[0] = rec->obj[k];
-			rec->obj[k] = first;
-			return sfb_objcache_confirm_recent_slot(pc, out);
-		}
-	return false;
+	return sfb_objcache_confirm_recent_other(pc, out);
 }
 
 /* The object a thread's last sample confirmed first (a copy's home),

@@ -775,7 +775,7 @@ static void test_fp_record_refused(void)
 	uintptr_t sp = (uintptr_t)&frame[16];
 	/* Plausible slots everywhere: a walk that took the CFA would go on. */
 	for (int i = 0; i < 64; i++)
-		frame[i] = i % 2 ? fp_vla_ra : (uintptr_t)&frame[i + 3];
+		frame[i] = i % 2 ? fp_vla_ra : (uintptr_t)&frame[(i + 3) % 64];
 	const uintptr_t fps[] = { sp + 4, sp + 8 * 9 + 1, sp + 8 * 20 + 7, sp - 24,
 				  UINTPTR_MAX - 7, UINTPTR_MAX - 15 };
 	int good = 0, total = 0;

@@ -3,10 +3,13 @@
  * library).  With NODE_JIT_OUT=FILE in the environment it sets the
  * process's default walk flags to SFRAME_BT_FP_FALLBACK_ANY (V8 keeps
  * frame pointers in the code it compiles and registers none of it), arms
- * a 1 kHz CLOCK_MONOTONIC timer aimed at the main thread, where the
- * script's JavaScript runs, and walks every SIGPROF sample from its
- * context into a buffer mapped beforehand (no allocation, no lock in the
- * handler).
+ * a timer on the main thread's CPU clock (a SIGPROF every 1 ms of its CPU
+ * time, aimed at it), where the script's JavaScript runs, and walks every
+ * sample from its context into a buffer mapped beforehand (no allocation,
+ * no lock in the handler).  CPU time, not wall time: where the thread
+ * waits (for V8's compiler threads, for a CPU on a loaded machine) is not
+ * where its time goes, and wall-clock samples there made the share in JIT
+ * code depend on the machine's load.
  *
  * At exit it judges the samples against ground truth and writes FILE:
  * JIT code is code in no object (dladdr() finds none); node writes
@@ -107,7 +110,7 @@ __attribute__((constructor)) static void start(void)
 	sev.sigev_signo = SIGPROF;
 	sev._sigev_un._tid = (int)syscall(SYS_gettid);
 	struct itimerspec its = { { 0, 1000000 }, { 0, 1000000 } };
-	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0 &&
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) == 0 &&
 	    timer_settime(timer, 0, &its, NULL) == 0)
 		armed = 1;
 }

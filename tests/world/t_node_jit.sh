@@ -2,9 +2,10 @@
 # node, unmodified: V8 keeps frame pointers in the code it compiles,
 # registers none of it, and with --perf-basic-prof names it in
 # /tmp/perf-PID.map.  A hot JavaScript recursion runs with
-# libsframebt-preload.so and tests/world/node_jit_probe.c preloaded: 1 kHz
-# SIGPROF samples of the main thread, walked with SFRAME_BT_FP_FALLBACK_ANY
-# as the process's default flags.  Checks: the samples are mostly in JIT
+# libsframebt-preload.so and tests/world/node_jit_probe.c preloaded:
+# SIGPROF samples of the main thread every 1 ms of its CPU time, walked
+# with SFRAME_BT_FP_FALLBACK_ANY as the process's default flags.  Checks:
+# the samples are mostly in JIT
 # code (code in no object); every JIT frame the map covers (at least 90%
 # of them) is named by sframe_symbolize() with the map's name for it (the
 # probe reads the map itself); and
@@ -21,7 +22,7 @@ ${CC:-cc} -O1 -g -fPIC -shared -I. tests/world/node_jit_probe.c -o "$tmp/probe.s
 cat >"$tmp/fib.js" <<'JS'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 let s = 0;
-for (let i = 0; i < 60; i++) s += fib(28);
+for (let i = 0; i < 60; i++) s += fib(32);
 console.log(s);
 JS
 # Preloaded into node only (not into timeout, which would write the
@@ -32,7 +33,7 @@ JS
 rc=$?
 # check_all DESCRIPTION CONDITION: the condition as one shell string.
 check_all() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
-check_all "node exits 0 and computes 60 fib(28) = 19068660" '[ "$rc" -eq 0 ] && grep -qx 19068660 "$tmp/stdout"' 
+check_all "node exits 0 and computes 60 fib(32) = 130698540" '[ "$rc" -eq 0 ] && grep -qx 130698540 "$tmp/stdout"' 
 [ -s "$tmp/out.txt" ] || { notok "the probe wrote its results"; cat "$tmp/stderr"; exit 1; }
 sed 's/^/# /' "$tmp/out.txt"
 v() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/out.txt"; }

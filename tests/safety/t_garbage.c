@@ -35,6 +35,7 @@
 #include "uc_regs.h"
 #include "arch/arch.h"
 #include "objects/objcache.h"
+#include "walk/rowmemo.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -710,9 +711,20 @@ NOINL int fp_vla(int n)
 	return fp_vla_callee(buf[0]) + buf[n - 1];
 }
 
+/* Words for a frame made up on this thread's stack: odd ones a real
+ * return address (fp_vla()'s), even ones pointers three words up (round
+ * inside frame[]), so that a walk that took a wrong CFA or FP would go
+ * on, not stop. */
+static void plausible_frame(uintptr_t frame[64])
+{
+	for (int i = 0; i < 64; i++)
+		frame[i] = i % 2 ? fp_vla_ra : (uintptr_t)&frame[(i + 3) % 64];
+}
+
 /* The first instruction of fp_vla() whose row is CFA = FP+16 with the
- * caller's FP at CFA-16 (right after the prologue), by the decoder; 0 if
- * none.  fp_vla() is walked through first, memoising its return address. */
+ * caller's FP at CFA-16 (right after the prologue), by the decoder; 0,
+ * and a failed check, if none.  fp_vla() is walked through first,
+ * memoising its return address. */
 static uintptr_t fp_record_pc(void)
 {
 	fp_vla(8);
@@ -725,16 +737,16 @@ static uintptr_t fp_record_pc(void)
 			    row.cfa.off == 16 && row.fp.kind == SFB_LOC_EXPR && row.fp.off == -16)
 				pc = (uintptr_t)row.pc_lo;
 		}
+	if (!pc)
+		CHECK(0, "fp_vla() has a row CFA = FP+16 after its prologue and was walked through");
 	return pc;
 }
 
 static void test_fp_row_below_sp(void)
 {
 	uintptr_t pc = fp_record_pc();
-	if (!pc) {
-		CHECK(0, "fp_vla() has a row CFA = FP+16 after its prologue and was walked through");
+	if (!pc)
 		return;
-	}
 	uintptr_t frame[64];
 	memset(frame, 0, sizeof frame);
 	uintptr_t sp = (uintptr_t)&frame[32];
@@ -767,15 +779,11 @@ static void test_fp_row_below_sp(void)
 static void test_fp_record_refused(void)
 {
 	uintptr_t pc = fp_record_pc();
-	if (!pc) {
-		CHECK(0, "fp_vla() has a row CFA = FP+16 after its prologue and was walked through");
+	if (!pc)
 		return;
-	}
 	uintptr_t frame[64];
 	uintptr_t sp = (uintptr_t)&frame[16];
-	/* Plausible slots everywhere: a walk that took the CFA would go on. */
-	for (int i = 0; i < 64; i++)
-		frame[i] = i % 2 ? fp_vla_ra : (uintptr_t)&frame[(i + 3) % 64];
+	plausible_frame(frame);
 	const uintptr_t fps[] = { sp + 4, sp + 8 * 9 + 1, sp + 8 * 20 + 7, sp - 24,
 				  UINTPTR_MAX - 7, UINTPTR_MAX - 15 };
 	int good = 0, total = 0;
@@ -795,6 +803,251 @@ static void test_fp_record_refused(void)
 		}
 	CHECK(good == total, "a frame record's row whose FP is misaligned, below SP or wraps "
 	      "the CFA: bad-cfa at frame 0, general and fast path (%d of %d)", good, total);
+}
+
+
+/* ---- The fast path's conditions, frame by frame ---------------------------------------
+ * The fast path applies a memoised row only where the general path would
+ * apply it the same way (rowmemo.h: the safety condition), and applies it
+ * as the row says.  Contexts on this thread's stack (the only window the
+ * fast path uses), each walked twice where the first walk memoises frame
+ * 0's row (under its exact PC) and the second applies it on the fast path;
+ * or with a row planted in the memo under frame 0's exact PC, which only
+ * the fast path then uses (the general path would look up the object's
+ * own row). */
+
+/* A PC in [fn, fn + 256) whose row the memo keeps, based on FP if on_fp
+ * else on SP, compiled into *m; 0 if there is none. */
+static uintptr_t memo_row_pc(const void *fn, bool on_fp, struct sfb_memo_row *m)
+{
+	struct sfb_object o;
+	if (sfb_objcache_find((uintptr_t)fn, &o) != 0 || !sfb_object_has_rows(&o))
+		return 0;
+	for (uintptr_t a = (uintptr_t)fn; a < (uintptr_t)fn + 256; a++) {
+		struct sfb_row row;
+		if (sfb_object_row(&o, a, 0, &row) == 0 &&
+		    sfb_memo_row_of(&row, SFB_DWARF_SP, SFB_DWARF_FP, m) &&
+		    (m->cfa_word & 1) == on_fp)
+			return a;
+	}
+	return 0;
+}
+
+/* Walk from (pc, sp, fp) `times` times, with walk_checked()'s checks (a
+ * fault is caught and fails the walk); count the walks that give want_n
+ * frames, frame 0 at pc, frame 1 (if wanted) at pc1, and stop want_stop. */
+static int walk_from(const char *what, int times, uintptr_t pc, uintptr_t sp, uintptr_t fp,
+		     int want_n, uintptr_t pc1, int want_stop)
+{
+	struct stats s = { .name = what };
+	int good = 0;
+	for (int i = 0; i < times; i++) {
+		ucontext_t uc;
+		set_regs(&uc, pc, sp, fp);
+		struct sframe_bt_frame f[8];
+		struct sframe_bt_status st;
+		long bad = s.bad;
+		int n = walk_checked(&s, &uc, 0, 8, f, &st);
+		int ok = s.bad == bad && n == want_n && f[0].pc == pc &&
+			 (want_n < 2 || f[1].pc == pc1) && st.stop == want_stop;
+		good += ok;
+		if (!ok)
+			printf("# %s, walk %d: %d frames (want %d), stop %s (want %s)\n", what, i + 1, n,
+			       want_n, sframe_bt_stop_name(st.stop), sframe_bt_stop_name(want_stop));
+	}
+	return good;
+}
+
+/* An SP-based row where SP is not aligned: its CFA is not aligned either,
+ * and is refused (bad-cfa) at frame 0 by both paths. */
+static void test_sp_row_misaligned_sp(void)
+{
+	struct sfb_memo_row m;
+	uintptr_t pc = memo_row_pc((const void *)fp_vla_callee, false, &m);
+	if (!pc) {
+		CHECK(0, "fp_vla_callee() has an SP-based row the memo keeps");
+		return;
+	}
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[16] + 4;
+	int good = walk_from("SP-based row, misaligned SP", 2, pc, sp, (uintptr_t)&frame[20], 1,
+			     0, SFRAME_BT_STOP_BAD_CFA);
+	CHECK(good == 2, "an SP-based row with a misaligned SP: bad-cfa at frame 0, general and "
+	      "fast path (%d of 2)", good);
+}
+
+NOINL int planted_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+/* Plant row under the exact PC pc of the main program (kept: its rows are
+ * memoised under SFB_MEMO_KEPT_EPOCH, for a walk that reads .eh_frame);
+ * unplant() makes it unreachable again. */
+static void plant_exact(uintptr_t pc, struct sfb_memo_row row)
+{
+	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), SFB_MEMO_KEPT_EPOCH, &row);
+}
+
+static void unplant_exact(uintptr_t pc)
+{
+	/* Under an epoch no walk uses (description epochs are even, from 2,
+	 * and a walk adds at most 1: objcache.c, walk.c). */
+	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), 1, &(struct sfb_memo_row){ .cfa_word = 8, .ra_slot = -1 });
+}
+
+/* A memoised FP-based row with the CFA at FP + SFB_FP_CFA_OFFSET that is
+ * not a frame record's: FP unchanged (no FP slot).  The caller's FP is
+ * then this frame's FP, not the word below the RA.  Frame 1 is fp_vla()'s
+ * return address, whose row is a frame record's: with FP unchanged its
+ * CFA is frame 0's again, not above its SP, and the walk stops there
+ * (bad-cfa); taking the word at CFA-16 as the caller's FP would walk on
+ * through the records planted above. */
+static void test_fp_row_fp_unchanged(void)
+{
+	if (!SFB_FP_RULE || !fp_record_pc())
+		return;
+	uintptr_t pc = (uintptr_t)planted_fn + 1;
+	struct sfb_memo_row row = { .cfa_word = SFB_FP_CFA_OFFSET | 1, .ra_slot = -1, .fp_slot = 0 };
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[16], fp = (uintptr_t)&frame[20];
+	frame[21] = fp_vla_ra; /* frame 0's RA, at CFA-8 */
+	plant_exact(pc, row);
+	int good = walk_from("FP-based row, FP unchanged", 1, pc, sp, fp, 2, fp_vla_ra,
+			     SFRAME_BT_STOP_BAD_CFA);
+	unplant_exact(pc);
+	CHECK(good == 1, "a memoised row CFA = FP+16 that keeps FP is no frame record's: the "
+	      "caller's FP is unchanged (%d of 1)", good);
+}
+
+/* A memoised FP-based row with the RA and FP saved in the two words below
+ * the CFA, as a frame record's, but the CFA further above FP (FP + 32):
+ * no frame record's, and the CFA, RA and caller's FP are taken where the
+ * row says.  Frame 1 is fp_vla()'s return address (a frame record's row)
+ * with a caller's FP that lies below its SP: the walk stops there
+ * (bad-cfa).  Taking the row for a frame record's would read the RA at
+ * FP + 8 instead, 0 here. */
+static void test_fp_row_not_record(void)
+{
+	if (!SFB_FP_RULE || !fp_record_pc())
+		return;
+	uintptr_t pc = (uintptr_t)planted_fn + 2;
+	struct sfb_memo_row row = { .cfa_word = (SFB_FP_CFA_OFFSET + 16) | 1, .ra_slot = -1,
+				    .fp_slot = SFB_FP_FP_OFFSET / 8 };
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[16], fp = (uintptr_t)&frame[20];
+	frame[21] = 0;                       /* FP + 8 */
+	frame[22] = (uintptr_t)&frame[22];   /* the caller's FP, at CFA-16 */
+	frame[23] = fp_vla_ra;               /* the RA, at CFA-8 */
+	plant_exact(pc, row);
+	int good = walk_from("FP-based row, CFA = FP+32", 1, pc, sp, fp, 2, fp_vla_ra,
+			     SFRAME_BT_STOP_BAD_CFA);
+	unplant_exact(pc);
+	CHECK(good == 1, "a memoised row CFA = FP+32 with a frame record's slots is applied as "
+	      "it says, not as a frame record (%d of 1)", good);
+}
+
+/* A memoised FP-based row that is not a frame record's (CFA = FP+32, RA
+ * and FP saved at CFA-8 and CFA-16), with an FP that the general path
+ * refuses or treats apart, applied the same way by the fast path
+ * (rowmemo.h, SFB_MEMO_FP_CFA_BAD):
+ * - FP misaligned: so is the CFA (bad-cfa);
+ * - the FP slot one word below SP: dead, the caller keeps FP (an epilogue
+ *   after its pop), so frame 1, fp_vla()'s return address, finds its
+ *   frame record below its SP (bad-cfa); reading the dead word would walk
+ *   on through the records planted above;
+ * - FP so low that the CFA (8) and its slots wrap round below 0: the CFA
+ *   is below SP (bad-cfa), and the slots must not be read;
+ * - FP far above the stack window: the CFA is too far from SP (bad-cfa)
+ *   or its slots unreadable (unreadable), and must not be read directly. */
+static void test_fp_row_refused(void)
+{
+	if (!SFB_FP_RULE || !fp_record_pc())
+		return;
+	uintptr_t pc = (uintptr_t)planted_fn + 3;
+	struct sfb_memo_row row = { .cfa_word = 32 | 1, .ra_slot = -1, .fp_slot = -2 };
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[16];
+	frame[15] = (uintptr_t)&frame[24]; /* below SP: a plausible FP, dead */
+	frame[16] = fp_vla_ra;
+	const struct {
+		const char *what;
+		uintptr_t fp;
+		int n;
+	} cases[] = {
+		{ "FP misaligned", (uintptr_t)&frame[20] + 4, 1 },
+		{ "FP slot below SP", sp - 24, 2 },
+		{ "CFA wraps below 0", (uintptr_t)-24, 1 },
+		{ "CFA above the window", (uintptr_t)1 << 47, 1 },
+	};
+	plant_exact(pc, row);
+	int good = 0, total = 0;
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		/* Far above the window, the general path finds the CFA too far
+		 * from SP (walk.c: 256 MiB), or, for a stack that close to it,
+		 * its slots unreadable. */
+		uintptr_t cfa = cases[k].fp + 32;
+		int stop = k == 3 && cfa - sp <= (256u << 20) ? SFRAME_BT_STOP_UNREADABLE
+							      : SFRAME_BT_STOP_BAD_CFA;
+		good += walk_from(cases[k].what, 1, pc, sp, cases[k].fp, cases[k].n, fp_vla_ra, stop);
+		total++;
+	}
+	unplant_exact(pc);
+	CHECK(good == total, "a memoised FP-based row (not a frame record's) whose FP is "
+	      "misaligned, puts the FP slot below SP, wraps the CFA or lies above the window: "
+	      "as the general path would apply it (%d of %d)", good, total);
+}
+
+/* A walk that refuses .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its memoised
+ * rows apart (walk.c: the memo epoch plus one), so that the fast path
+ * never applies a CFI row for it, also in a dlopen()ed object the thread
+ * confirms through its recent objects (objcache.h).  A CFI row planted
+ * under the exact PC of churn_mid()'s first instruction, under the epoch
+ * a walk reading .eh_frame uses, must not be used by a walk refusing it,
+ * which applies the object's own row instead: its RA at SP is 0, the
+ * outermost frame; the planted row would take the RA at SP+16. */
+static void test_no_eh_frame_epoch(void)
+{
+	void *h;
+	struct dl_find_object r;
+	void *fn = load_helper("walk_churn_a.so", "churn_mid", &h, &r);
+	if (!fn)
+		return;
+	struct sfb_object o;
+	uintptr_t pc = (uintptr_t)fn;
+	if (sfb_objcache_find(pc, &o) != 0 || !sfb_object_has_rows(&o) || sfb_object_is_kept(&o)) {
+		CHECK(0, "walk_churn_a.so is cached with rows and not kept");
+		dlclose(h);
+		return;
+	}
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[16];
+	frame[16] = 0;
+	sample_at(fn); /* the thread's recent object */
+	struct sfb_memo_row row = { .cfa_word = 24, .ra_slot = -1, .flags = SFB_MEMO_CFI };
+	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), o.epoch, &row);
+	int good = 0;
+	for (int i = 0; i < 2; i++) {
+		ucontext_t uc;
+		set_regs(&uc, pc, sp, (uintptr_t)&frame[20]);
+		struct sframe_bt_frame f[8];
+		struct sframe_bt_status st;
+		int n = sframe_backtrace_ex(&uc, f, 8, SFRAME_BT_NO_EH_FRAME, &st);
+		int ok = n == 1 && f[0].pc == pc && st.stop == SFRAME_BT_STOP_OUTERMOST;
+		good += ok;
+		if (!ok)
+			printf("# no .eh_frame, walk %d: %d frames, stop %s\n", i + 1, n,
+			       sframe_bt_stop_name(st.stop));
+	}
+	unplant_exact(pc);
+	CHECK(good == 2, "a walk refusing .eh_frame uses no row memoised for walks that read "
+	      "it, in a dlopen()ed object (%d of 2)", good);
+	dlclose(h);
 }
 
 /* ---- Main ------------------------------------------------------------------------- */
@@ -992,6 +1245,11 @@ int main(void)
 	test_dense_slots();
 	test_fp_row_below_sp();
 	test_fp_record_refused();
+	test_sp_row_misaligned_sp();
+	test_fp_row_fp_unchanged();
+	test_fp_row_not_record();
+	test_fp_row_refused();
+	test_no_eh_frame_epoch();
 	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();

@@ -759,9 +759,11 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN ||
-	    win_hi - sp >= SFB_MEMO_WINDOW_MAX || win_hi < SFB_FP_CFA_OFFSET)
+	    win_hi - sp >= SFB_MEMO_WINDOW_MAX)
 		return false;
-	const uintptr_t record_hi = win_hi - SFB_FP_CFA_OFFSET;
+	/* Saturated (0 refuses every frame record), though no readable
+	 * window ends that low. */
+	const uintptr_t record_hi = win_hi > SFB_FP_CFA_OFFSET ? win_hi - SFB_FP_CFA_OFFSET : 0;
 	/* row has a copy whose address the lookups take, so that row itself
 	 * can stay in registers. */
 	struct sfb_memo_row found;

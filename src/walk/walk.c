@@ -749,13 +749,14 @@ static __attribute__((noinline)) uint64_t memo_find_exact(struct walker *w, uint
  * memoised under its own key.  Returns whether it wrote any frame; then r
  * and at are the caller's of the last, its frames counted in w->st, and
  * r->pc is 0 when a return address of 0 ended the walk.  A template: the
- * named variants below instantiate it with records and sample constant. */
+ * named variants below instantiate it with records, sample and
+ * exact_start (whether the run may start at an exact PC) constant. */
 static inline __attribute__((always_inline)) bool
 fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool records,
-	 const bool sample)
+	 const bool sample, const bool exact_start)
 {
 	const int n = at->n;
-	bool exact = at->exact;
+	bool exact = at->exact, first_exact = exact_start && exact;
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
 	const uintptr_t win_hi = w->mem.win[0].hi;
 	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN ||
@@ -840,9 +841,14 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 		if (records ? frame_out == frame_end : pc_out == pc_end)
 			break;
 		/* Recursion: the same return address again has the same row,
-		 * already verified for this key and epoch in this walk. */
-		if (pc == callee_pc)
+		 * already verified for this key and epoch in this walk.  Not
+		 * after an exact PC equal to it: its row is the exact PC's, and
+		 * the return address's is the call's, at pc - 1 (a call that
+		 * ends a function whose next one it calls).  first_exact holds
+		 * only until the first frame's caller is looked up. */
+		if (pc == callee_pc && __builtin_expect(!first_exact, 1))
 			continue;
+		first_exact = false;
 		/* The caller's entry, looked up in the object of this frame's
 		 * (its epoch): a return address in another object fails the
 		 * epoch check there, and is looked up again in its own. */
@@ -893,23 +899,32 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
  * lines of sfb_walk() and the lookups.  Only samples keep a trail (for the
  * next sample) and prefetch the stack; sframe_backtrace(), called in loops
  * on a stack its caller has just used, goes without.  Frame records always
- * do both: the richer call, rarely the hot one. */
+ * do both: the richer call, rarely the hot one.  A run of
+ * sframe_backtrace() starts at a return address, except after a signal
+ * frame (fast_pcs_exact()): fast_pcs() then needs no test of its first
+ * frame's kind in the loop. */
 SFB_NO_ASAN static __attribute__((noinline)) bool
 fast_pcs(struct walker *w, struct sfb_regs *r, struct position *at)
 {
-	return fast_run(w, r, at, false, false);
+	return fast_run(w, r, at, false, false, false);
+}
+
+SFB_NO_ASAN static __attribute__((noinline)) bool
+fast_pcs_exact(struct walker *w, struct sfb_regs *r, struct position *at)
+{
+	return fast_run(w, r, at, false, false, true);
 }
 
 SFB_NO_ASAN static __attribute__((noinline)) bool
 fast_pcs_sample(struct walker *w, struct sfb_regs *r, struct position *at)
 {
-	return fast_run(w, r, at, false, true);
+	return fast_run(w, r, at, false, true, true);
 }
 
 SFB_NO_ASAN static __attribute__((noinline)) bool
 fast_records(struct walker *w, struct sfb_regs *r, struct position *at)
 {
-	return fast_run(w, r, at, true, true);
+	return fast_run(w, r, at, true, true, true);
 }
 
 /* ---- The general step ------------------------------------------------------- */
@@ -1069,9 +1084,10 @@ int sfb_walk(struct sfb_regs *regs, bool exact, struct sframe_bt_frame *frames,
 		}
 		/* Memoised rows may be based on SP: not while it is a bound. */
 		if (try_fast && w.use_memo && w.mem.nwin && !at.sp_low &&
-		    (frames  ? fast_records(&w, regs, &at)
-		     : exact ? fast_pcs_sample(&w, regs, &at)
-			     : fast_pcs(&w, regs, &at))) {
+		    (frames     ? fast_records(&w, regs, &at)
+		     : exact    ? fast_pcs_sample(&w, regs, &at)
+		     : at.exact ? fast_pcs_exact(&w, regs, &at)
+				: fast_pcs(&w, regs, &at))) {
 			if (regs->pc == 0) {
 				st->stop = SFRAME_BT_STOP_OUTERMOST;
 				break;

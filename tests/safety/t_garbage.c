@@ -1002,6 +1002,40 @@ static void test_fp_row_refused(void)
 	      "as the general path would apply it (%d of %d)", good, total);
 }
 
+/* Frame 0 at an exact PC X whose return address is X again: frame 1's row
+ * is that of the return address X (of the call before it), not the exact
+ * PC's, which the fast path holds in registers.  They differ where a call
+ * is a function's last instruction and X the next function's first (a
+ * noreturn callee placed right after its caller).  Here the exact row is
+ * planted (CFA = SP+24) and X follows no call: the walk stops after
+ * frame 0, X being no return address (bad-ra); reusing the exact row
+ * would walk on through the frames made up above. */
+static void test_exact_row_not_reused(void)
+{
+	if (!fp_record_pc())
+		return;
+	uintptr_t pc = (uintptr_t)planted_fn + 4;
+	struct sfb_memo_row row = { .cfa_word = 24, .ra_slot = -1 };
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[16];
+	frame[18] = pc; /* frame 0's RA, at CFA-8: X again */
+	plant_exact(pc, row);
+	int good = walk_from("exact PC, its own return address", 1, pc, sp, (uintptr_t)&frame[40],
+			     1, 0, SFRAME_BT_STOP_BAD_RA);
+	/* The same through the PC-only walk of a sample (its own loop). */
+	ucontext_t uc;
+	set_regs(&uc, pc, sp, (uintptr_t)&frame[40]);
+	void *pcs[8];
+	int n = sframe_backtrace_ucontext(&uc, pcs, 8);
+	good += n == 1 && pcs[0] == (void *)pc;
+	if (n != 1)
+		printf("# exact PC, its own return address, PCs only: %d frames (want 1)\n", n);
+	unplant_exact(pc);
+	CHECK(good == 2, "frame 0 at an exact PC whose return address is the same PC: frame 1 "
+	      "gets the return address's row, not the exact PC's (%d of 2)", good);
+}
+
 /* A walk that refuses .eh_frame (SFRAME_BT_NO_EH_FRAME) keeps its memoised
  * rows apart (walk.c: the memo epoch plus one), so that the fast path
  * never applies a CFI row for it, also in a dlopen()ed object the thread
@@ -1250,6 +1284,7 @@ int main(void)
 	test_fp_row_not_record();
 	test_fp_row_refused();
 	test_no_eh_frame_epoch();
+	test_exact_row_not_reused();
 	test_unreadable_first_page();
 	printf("# took %.2f s\n", now_s() - t0);
 	CHECK_DONE();

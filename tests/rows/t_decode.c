@@ -870,6 +870,11 @@ static void test_reject_header(void)
 	len = good_v2(2, SFB_ABI_AMD64_LE);
 	sb_patch(&B, out, SB_H_FDEOFF, 4, len);
 	expect_err_buf("fdeoff-past-end", out, len, SEC, SFB_E_TRUNCATED);
+	/* The FDE offset is checked even when there are no FDEs to read. */
+	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, SEC);
+	len = sb_finish(&B, out, sizeof out);
+	sb_patch(&B, out, SB_H_FDEOFF, 4, len);
+	expect_err_buf("fdeoff-past-end-no-fdes", out, len, SEC, SFB_E_TRUNCATED);
 	len = good_v2(2, SFB_ABI_AMD64_LE);
 	sb_patch(&B, out, SB_H_NUM_FDES, 4, 1000);
 	expect_err_buf("num-fdes-past-end", out, len, SEC, SFB_E_TRUNCATED);
@@ -904,6 +909,13 @@ static void test_reject_header(void)
 		struct sfb_section s;
 		int err = sfb_section_load(&s, out, (size_t)1 << 33, SEC, NULL, 0);
 		CHECK(err == SFB_E_TOO_BIG, "reject len 8 GiB: %d", err);
+	}
+	{
+		/* Exactly 4 GiB is one byte too many for 32-bit offsets. */
+		struct sfb_section s;
+		good_v2(2, SFB_ABI_AMD64_LE);
+		int err = sfb_section_load(&s, out, (size_t)1 << 32, SEC, NULL, 0);
+		CHECK(err == SFB_E_TOO_BIG, "reject len 4 GiB: %d", err);
 	}
 	/* Header FRE count mismatch; FDE count too small. */
 	len = good_v2(2, SFB_ABI_AMD64_LE);
@@ -970,6 +982,20 @@ static void test_reject_fde(void)
 	B.fde[0].raw_start = -0x2000;
 	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
 	expect_err("v2-fde-start-below-0", SFB_E_FDE_RANGE);
+	/* ... even for an empty function, where the start alone wraps. */
+	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x1000);
+	sb_fde(&B, 0, 0, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+	B.fde[0].raw_start_set = true;
+	B.fde[0].raw_start = -0x1001;
+	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	expect_err("v2-fde-start-below-0-size-0", SFB_E_FDE_RANGE);
+	/* A positive V3 start may not wrap past 2^64 to a low address. */
+	sb_init(&B, 3, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0xffffffff00000000ull);
+	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+	B.fde[0].raw_start_set = true;
+	B.fde[0].raw_start = 0x100001000ll; /* start = 2^64 + 0x1000 */
+	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	expect_err("v3-fde-wraps-positive", SFB_E_FDE_RANGE);
 	/* ... but a function before the section is ordinary. */
 	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x10000);
 	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
@@ -1093,6 +1119,19 @@ static void test_reject_fre(void)
 		snprintf(name, sizeof name, "fre-len-short-v%u", v);
 		expect_err_buf(name, out, len, SEC, SFB_E_FRE_RANGE);
 	}
+	/* The same with a last FRE of no data words (V2, V3): its info byte
+	 * lies past the sub-section and must not be read. */
+	for (unsigned v = 2; v <= 3; v++) {
+		sb_init(&B, v, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, SEC);
+		sb_fde(&B, 0x1000, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+		SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+		SB_FRE0(&B, 4, SB_CFA_SP);
+		B.tail = 8;
+		len = sb_finish(&B, out, sizeof out);
+		sb_patch(&B, out, SB_H_FRE_LEN, 4, B.fres_len - 1);
+		snprintf(name, sizeof name, "fre-len-short-no-words-v%u", v);
+		expect_err_buf(name, out, len, SEC, SFB_E_FRE_RANGE);
+	}
 	/* FRE sub-section first: FREs may not run into the FDEs. */
 	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, SEC);
 	B.fre_first = true;
@@ -1110,6 +1149,16 @@ static void test_reject_fre(void)
 		good_v2(v, SFB_ABI_AMD64_LE);
 		B.fde[1].fre_off = 0xffffffff;
 		snprintf(name, sizeof name, "fre-off-2^32-1-v%u", v);
+		expect_err(name, SFB_E_FRE_RANGE);
+	}
+	/* fre_off past the sub-section is a range error even for an FDE
+	 * without FREs (itself invalid in V1/V2): the offset is checked first. */
+	for (unsigned v = 1; v <= 2; v++) {
+		good_v2(v, SFB_ABI_AMD64_LE);
+		B.fde[1].fre_off = B.fres_len + 1;
+		B.fde[1].nfres = 0;
+		B.nfres_total = 2;
+		snprintf(name, sizeof name, "fre-off-past-end-no-fres-v%u", v);
 		expect_err(name, SFB_E_FRE_RANGE);
 	}
 	good_v2(3, SFB_ABI_AMD64_LE);
@@ -1237,6 +1286,8 @@ static void test_reject_fre(void)
 	/* Flexible FDEs: bad counts (FRE_INFO) and bad control words (FLEX). */
 	static const struct { unsigned n; int64_t w[8]; int want; const char *nm; } flex[] = {
 		{ 1, { SB_CTL(7, 0, 1) }, SFB_E_FRE_INFO, "count-1" },
+		{ 1, { 0 }, SFB_E_FRE_INFO, "count-1-ctl-0" },
+		{ 3, { SB_CTL(7, 0, 1), 8, 4 }, SFB_E_FRE_INFO, "count-3-reserved-bit" },
 		{ 3, { SB_CTL(7, 0, 1), 8, SB_CTL(0, 1, 0) }, SFB_E_FRE_INFO, "count-3" },
 		{ 3, { SB_CTL(7, 0, 1), 8, 0 }, SFB_E_FRE_INFO, "padding-alone" },
 		{ 4, { SB_CTL(7, 0, 1), 8, 0, SB_CTL(6, 1, 1) }, SFB_E_FRE_INFO, "padding-then-1" },
@@ -1261,6 +1312,15 @@ static void test_reject_fre(void)
 		sb_fre(&B, 4, 0, 4, flex[i].w, flex[i].n);
 		snprintf(name, sizeof name, "flex-%s", flex[i].nm);
 		expect_err(name, flex[i].want);
+	}
+	/* s390x flexible FDE: the CFA pair's offset is scaled like the
+	 * default FDE's CFA word, and must fit after scaling too. */
+	{
+		static const int64_t w[] = { SB_CTL(15, 0, 1), 0x10000000 };
+		sb_init(&B, 3, SFB_ABI_S390X_BE, SFB_F_FDE_SORTED, SEC);
+		sb_fde(&B, 0x1000, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), SFB_FDE_TYPE_FLEX, 0);
+		sb_fre(&B, 0, 0, 4, w, 2);
+		expect_err("s390x-v3-flex-cfa-offset-overflow", SFB_E_FRE_INFO);
 	}
 }
 
@@ -1762,8 +1822,10 @@ static void coarse_section(const char *name, struct sfb_section *s)
 		CHECK(bad == 0, "%s: %u buckets: lookups agree with the full search (%u differ, first %#" PRIx64 ")",
 		      name, used, bad, first);
 	}
-	/* Damaged: zeros, all ones, reversed, off by one, random. */
-	for (unsigned kind = 0; kind < 5; kind++) {
+	/* Damaged: zeros, all ones, reversed, off by one, random, and every
+	 * other bucket past the table's end (its neighbours' searches would
+	 * end there). */
+	for (unsigned kind = 0; kind < 6; kind++) {
 		uint32_t n = sfb_coarse_build(s, index, 256);
 		for (uint32_t k = 0; k < n; k++) {
 			switch (kind) {
@@ -1771,7 +1833,8 @@ static void coarse_section(const char *name, struct sfb_section *s)
 			case 1: index[k] = UINT32_MAX; break;
 			case 2: index[k] = s->num_fdes - 1 - index[k]; break;
 			case 3: index[k] = index[k] + 1; break;
-			default: index[k] = rnd() % (s->num_fdes + 2); break;
+			case 4: index[k] = rnd() % (s->num_fdes + 2); break;
+			default: index[k] = k % 2 ? s->num_fdes + k : index[k]; break;
 			}
 		}
 		uint64_t first = 0;

@@ -928,6 +928,17 @@ static void test_reject_header(void)
 	expect_err_buf("v3-num-fdes-minus-1", out, len, SEC, SFB_E_COUNT);
 }
 
+/* B: a section at sec of one FDE of size bytes whose start offset is
+ * raw_start as written (not computed from its address), one FRE. */
+static void raw_start_fde(unsigned version, uint64_t sec, uint32_t size, int64_t raw_start)
+{
+	sb_init(&B, version, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, sec);
+	sb_fde(&B, 0, size, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
+	B.fde[0].raw_start_set = true;
+	B.fde[0].raw_start = raw_start;
+	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+}
+
 static void test_reject_fde(void)
 {
 	char name[96];
@@ -960,48 +971,24 @@ static void test_reject_fde(void)
 		snprintf(name, sizeof name, "v3-fde-wraps%s", pcrel ? "-pcrel" : "");
 		expect_err(name, SFB_E_FDE_RANGE);
 	}
-	sb_init(&B, 3, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, SEC);
-	sb_fde(&B, 0, 0xffffffff, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
-	B.fde[0].raw_start_set = true;
-	B.fde[0].raw_start = INT64_MAX;
-	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	raw_start_fde(3, SEC, 0xffffffff, INT64_MAX);
 	len = sb_finish(&B, out, sizeof out);
 	CHECK(ld(&l, out, len, SEC, 1) == SFB_OK, "v3 start INT64_MAX + 4G does not wrap: loads");
 	ld_free(&l);
-	sb_init(&B, 3, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, SEC);
-	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
-	B.fde[0].raw_start_set = true;
-	B.fde[0].raw_start = -(int64_t)SEC - 8; /* start = 2^64 - 8 */
-	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	raw_start_fde(3, SEC, 0x10, -(int64_t)SEC - 8); /* start = 2^64 - 8 */
 	expect_err("v3-fde-wraps-negative", SFB_E_FDE_RANGE);
 	/* A negative start offset may not reach below address 0 (a section
 	 * at 0x1000 describing a function at -0x1000)... */
-	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x1000);
-	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
-	B.fde[0].raw_start_set = true;
-	B.fde[0].raw_start = -0x2000;
-	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	raw_start_fde(2, 0x1000, 0x10, -0x2000);
 	expect_err("v2-fde-start-below-0", SFB_E_FDE_RANGE);
 	/* ... even for an empty function, where the start alone wraps. */
-	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x1000);
-	sb_fde(&B, 0, 0, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
-	B.fde[0].raw_start_set = true;
-	B.fde[0].raw_start = -0x1001;
-	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	raw_start_fde(2, 0x1000, 0, -0x1001);
 	expect_err("v2-fde-start-below-0-size-0", SFB_E_FDE_RANGE);
 	/* A positive V3 start may not wrap past 2^64 to a low address. */
-	sb_init(&B, 3, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0xffffffff00000000ull);
-	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
-	B.fde[0].raw_start_set = true;
-	B.fde[0].raw_start = 0x100001000ll; /* start = 2^64 + 0x1000 */
-	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	raw_start_fde(3, 0xffffffff00000000ull, 0x10, 0x100001000ll); /* start = 2^64 + 0x1000 */
 	expect_err("v3-fde-wraps-positive", SFB_E_FDE_RANGE);
 	/* ... but a function before the section is ordinary. */
-	sb_init(&B, 2, SFB_ABI_AMD64_LE, SFB_F_FDE_SORTED, 0x10000);
-	sb_fde(&B, 0, 0x10, SB_INFO(SFB_FRE_TYPE_ADDR1, 0, 0), 0, 0);
-	B.fde[0].raw_start_set = true;
-	B.fde[0].raw_start = -0x1000;
-	SB_FRE(&B, 0, SB_CFA_SP, 1, 8);
+	raw_start_fde(2, 0x10000, 0x10, -0x1000);
 	len = sb_finish(&B, out, sizeof out);
 	CHECK(ld(&l, out, len, 0x10000, 1) == SFB_OK, "v2 function 0x1000 before the section loads");
 	if (l.err == SFB_OK) {

@@ -711,6 +711,32 @@ NOINL int fp_vla(int n)
 	return fp_vla_callee(buf[0]) + buf[n - 1];
 }
 
+/* Walk from (pc, sp, fp) `times` times with flags, with walk_checked()'s
+ * checks (a fault is caught and fails the walk); count the walks that give
+ * want_n frames, frame 0 at pc, frame 1 (if wanted) at pc1, and stop
+ * want_stop. */
+static int walk_from(const char *what, int times, unsigned flags, uintptr_t pc, uintptr_t sp,
+		     uintptr_t fp, int want_n, uintptr_t pc1, int want_stop)
+{
+	struct stats s = { .name = what };
+	int good = 0;
+	for (int i = 0; i < times; i++) {
+		ucontext_t uc;
+		set_regs(&uc, pc, sp, fp);
+		struct sframe_bt_frame f[8];
+		struct sframe_bt_status st;
+		long bad = s.bad;
+		int n = walk_checked(&s, &uc, flags, 8, f, &st);
+		int ok = s.bad == bad && n == want_n && f[0].pc == pc &&
+			 (want_n < 2 || f[1].pc == pc1) && st.stop == want_stop;
+		good += ok;
+		if (!ok)
+			printf("# %s, walk %d: %d frames (want %d), stop %s (want %s)\n", what, i + 1, n,
+			       want_n, sframe_bt_stop_name(st.stop), sframe_bt_stop_name(want_stop));
+	}
+	return good;
+}
+
 /* Words for a frame made up on this thread's stack: odd ones a real
  * return address (fp_vla()'s), even ones pointers three words up (round
  * inside frame[]), so that a walk that took a wrong CFA or FP would go
@@ -754,16 +780,8 @@ static void test_fp_row_below_sp(void)
 	frame[32] = fp_vla_ra;     /* frame 0's return address */
 	frame[33] = sp + 32;       /* what the dead FP's frame would hold */
 	frame[34] = fp_vla_ra;
-	int good = 0;
-	for (int i = 0; i < 2; i++) {
-		ucontext_t uc;
-		set_regs(&uc, pc, sp, sp - 8);
-		struct sframe_bt_frame f[8];
-		struct sframe_bt_status st;
-		int n = sframe_backtrace_ex(&uc, f, 8, 0, &st);
-		good += n == 2 && f[0].pc == pc && f[1].pc == fp_vla_ra &&
-			st.stop == SFRAME_BT_STOP_BAD_CFA;
-	}
+	int good = walk_from("FP-based row, saved FP below SP", 2, 0, pc, sp, sp - 8, 2, fp_vla_ra,
+			     SFRAME_BT_STOP_BAD_CFA);
 	CHECK(good == 2, "an FP-based row with its saved FP below SP: the general path (first "
 	      "walk) and the fast path (second) keep FP and stop at the next frame (%d of 2)",
 	      good);
@@ -787,20 +805,9 @@ static void test_fp_record_refused(void)
 	const uintptr_t fps[] = { sp + 4, sp + 8 * 9 + 1, sp + 8 * 20 + 7, sp - 24,
 				  UINTPTR_MAX - 7, UINTPTR_MAX - 15 };
 	int good = 0, total = 0;
-	for (size_t k = 0; k < sizeof fps / sizeof fps[0]; k++)
-		for (int i = 0; i < 2; i++) {
-			ucontext_t uc;
-			set_regs(&uc, pc, sp, fps[k]);
-			struct sframe_bt_frame f[8];
-			struct sframe_bt_status st;
-			int n = sframe_backtrace_ex(&uc, f, 8, 0, &st);
-			int ok = n == 1 && f[0].pc == pc && st.stop == SFRAME_BT_STOP_BAD_CFA;
-			good += ok;
-			total++;
-			if (!ok)
-				printf("# FP %#lx (SP %#lx): %d frames, stop %s\n", (unsigned long)fps[k],
-				       (unsigned long)sp, n, sframe_bt_stop_name(st.stop));
-		}
+	for (size_t k = 0; k < sizeof fps / sizeof fps[0]; k++, total += 2)
+		good += walk_from("frame record, FP refused", 2, 0, pc, sp, fps[k], 1, 0,
+				  SFRAME_BT_STOP_BAD_CFA);
 	CHECK(good == total, "a frame record's row whose FP is misaligned, below SP or wraps "
 	      "the CFA: bad-cfa at frame 0, general and fast path (%d of %d)", good, total);
 }
@@ -833,30 +840,6 @@ static uintptr_t memo_row_pc(const void *fn, bool on_fp, struct sfb_memo_row *m)
 	return 0;
 }
 
-/* Walk from (pc, sp, fp) `times` times, with walk_checked()'s checks (a
- * fault is caught and fails the walk); count the walks that give want_n
- * frames, frame 0 at pc, frame 1 (if wanted) at pc1, and stop want_stop. */
-static int walk_from(const char *what, int times, uintptr_t pc, uintptr_t sp, uintptr_t fp,
-		     int want_n, uintptr_t pc1, int want_stop)
-{
-	struct stats s = { .name = what };
-	int good = 0;
-	for (int i = 0; i < times; i++) {
-		ucontext_t uc;
-		set_regs(&uc, pc, sp, fp);
-		struct sframe_bt_frame f[8];
-		struct sframe_bt_status st;
-		long bad = s.bad;
-		int n = walk_checked(&s, &uc, 0, 8, f, &st);
-		int ok = s.bad == bad && n == want_n && f[0].pc == pc &&
-			 (want_n < 2 || f[1].pc == pc1) && st.stop == want_stop;
-		good += ok;
-		if (!ok)
-			printf("# %s, walk %d: %d frames (want %d), stop %s (want %s)\n", what, i + 1, n,
-			       want_n, sframe_bt_stop_name(st.stop), sframe_bt_stop_name(want_stop));
-	}
-	return good;
-}
 
 /* An SP-based row where SP is not aligned: its CFA is not aligned either,
  * and is refused (bad-cfa) at frame 0 by both paths. */
@@ -871,7 +854,7 @@ static void test_sp_row_misaligned_sp(void)
 	uintptr_t frame[64];
 	plausible_frame(frame);
 	uintptr_t sp = (uintptr_t)&frame[16] + 4;
-	int good = walk_from("SP-based row, misaligned SP", 2, pc, sp, (uintptr_t)&frame[20], 1,
+	int good = walk_from("SP-based row, misaligned SP", 2, 0, pc, sp, (uintptr_t)&frame[20], 1,
 			     0, SFRAME_BT_STOP_BAD_CFA);
 	CHECK(good == 2, "an SP-based row with a misaligned SP: bad-cfa at frame 0, general and "
 	      "fast path (%d of 2)", good);
@@ -897,6 +880,16 @@ static void unplant_exact(uintptr_t pc)
 	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), 1, &(struct sfb_memo_row){ .cfa_word = 8, .ra_slot = -1 });
 }
 
+/* walk_from() once with row planted under the exact PC pc. */
+static int walk_planted(const char *what, uintptr_t pc, struct sfb_memo_row row, uintptr_t sp,
+			uintptr_t fp, int want_n, uintptr_t pc1, int want_stop)
+{
+	plant_exact(pc, row);
+	int good = walk_from(what, 1, 0, pc, sp, fp, want_n, pc1, want_stop);
+	unplant_exact(pc);
+	return good;
+}
+
 /* A memoised FP-based row with the CFA at FP + SFB_FP_CFA_OFFSET that is
  * not a frame record's: FP unchanged (no FP slot).  The caller's FP is
  * then this frame's FP, not the word below the RA.  Frame 1 is fp_vla()'s
@@ -914,10 +907,8 @@ static void test_fp_row_fp_unchanged(void)
 	plausible_frame(frame);
 	uintptr_t sp = (uintptr_t)&frame[16], fp = (uintptr_t)&frame[20];
 	frame[21] = fp_vla_ra; /* frame 0's RA, at CFA-8 */
-	plant_exact(pc, row);
-	int good = walk_from("FP-based row, FP unchanged", 1, pc, sp, fp, 2, fp_vla_ra,
-			     SFRAME_BT_STOP_BAD_CFA);
-	unplant_exact(pc);
+	int good = walk_planted("FP-based row, FP unchanged", pc, row, sp, fp, 2, fp_vla_ra,
+				SFRAME_BT_STOP_BAD_CFA);
 	CHECK(good == 1, "a memoised row CFA = FP+16 that keeps FP is no frame record's: the "
 	      "caller's FP is unchanged (%d of 1)", good);
 }
@@ -942,10 +933,8 @@ static void test_fp_row_not_record(void)
 	frame[21] = 0;                       /* FP + 8 */
 	frame[22] = (uintptr_t)&frame[22];   /* the caller's FP, at CFA-16 */
 	frame[23] = fp_vla_ra;               /* the RA, at CFA-8 */
-	plant_exact(pc, row);
-	int good = walk_from("FP-based row, CFA = FP+32", 1, pc, sp, fp, 2, fp_vla_ra,
-			     SFRAME_BT_STOP_BAD_CFA);
-	unplant_exact(pc);
+	int good = walk_planted("FP-based row, CFA = FP+32", pc, row, sp, fp, 2, fp_vla_ra,
+				SFRAME_BT_STOP_BAD_CFA);
 	CHECK(good == 1, "a memoised row CFA = FP+32 with a frame record's slots is applied as "
 	      "it says, not as a frame record (%d of 1)", good);
 }
@@ -993,7 +982,7 @@ static void test_fp_row_refused(void)
 		uintptr_t cfa = cases[k].fp + 32;
 		int stop = k == 3 && cfa - sp <= (256u << 20) ? SFRAME_BT_STOP_UNREADABLE
 							      : SFRAME_BT_STOP_BAD_CFA;
-		good += walk_from(cases[k].what, 1, pc, sp, cases[k].fp, cases[k].n, fp_vla_ra, stop);
+		good += walk_from(cases[k].what, 1, 0, pc, sp, cases[k].fp, cases[k].n, fp_vla_ra, stop);
 		total++;
 	}
 	unplant_exact(pc);
@@ -1021,7 +1010,7 @@ static void test_exact_row_not_reused(void)
 	uintptr_t sp = (uintptr_t)&frame[16];
 	frame[18] = pc; /* frame 0's RA, at CFA-8: X again */
 	plant_exact(pc, row);
-	int good = walk_from("exact PC, its own return address", 1, pc, sp, (uintptr_t)&frame[40],
+	int good = walk_from("exact PC, its own return address", 1, 0, pc, sp, (uintptr_t)&frame[40],
 			     1, 0, SFRAME_BT_STOP_BAD_RA);
 	/* The same through the PC-only walk of a sample (its own loop). */
 	ucontext_t uc;
@@ -1065,19 +1054,8 @@ static void test_no_eh_frame_epoch(void)
 	sample_at(fn); /* the thread's recent object */
 	struct sfb_memo_row row = { .cfa_word = 24, .ra_slot = -1, .flags = SFB_MEMO_CFI };
 	sfb_memo_put_exact(SFB_MEMO_EXACT(pc), o.epoch, &row);
-	int good = 0;
-	for (int i = 0; i < 2; i++) {
-		ucontext_t uc;
-		set_regs(&uc, pc, sp, (uintptr_t)&frame[20]);
-		struct sframe_bt_frame f[8];
-		struct sframe_bt_status st;
-		int n = sframe_backtrace_ex(&uc, f, 8, SFRAME_BT_NO_EH_FRAME, &st);
-		int ok = n == 1 && f[0].pc == pc && st.stop == SFRAME_BT_STOP_OUTERMOST;
-		good += ok;
-		if (!ok)
-			printf("# no .eh_frame, walk %d: %d frames, stop %s\n", i + 1, n,
-			       sframe_bt_stop_name(st.stop));
-	}
+	int good = walk_from("no .eh_frame", 2, SFRAME_BT_NO_EH_FRAME, pc, sp,
+			     (uintptr_t)&frame[20], 1, 0, SFRAME_BT_STOP_OUTERMOST);
 	unplant_exact(pc);
 	CHECK(good == 2, "a walk refusing .eh_frame uses no row memoised for walks that read "
 	      "it, in a dlopen()ed object (%d of 2)", good);

@@ -569,7 +569,7 @@ bool sfb_objcache_note_recent(const struct sfb_object *o, unsigned pins,
 	 * range. */
 	unsigned k = SFB_OBJCACHE_RECENT - 1;
 	for (unsigned i = 0; i < SFB_OBJCACHE_RECENT; i++)
-		if (o->map_start - rec->obj[i].lo < rec->obj[i].hi - rec->obj[i].lo) {
+		if (sfb_objcache_recent_holds(&rec->obj[i], o->map_start)) {
 			k = i;
 			break;
 		}
@@ -618,7 +618,7 @@ bool sfb_objcache_confirm_recent_other(uintptr_t pc, struct sfb_confirmed *out)
 {
 	struct sfb_objcache_recent *rec = &sfb_objcache_recent;
 	for (unsigned k = 1; k < SFB_OBJCACHE_RECENT; k++)
-		if (pc - rec->obj[k].lo < rec->obj[k].hi - rec->obj[k].lo) {
+		if (sfb_objcache_recent_holds(&rec->obj[k], pc)) {
 			struct sfb_objcache_recent_obj first = rec->obj[0];
 			rec->obj[0] = rec->obj[k];
 			rec->obj[k] = first;

@@ -274,6 +274,13 @@ struct sfb_objcache_recent {
 extern __thread struct sfb_objcache_recent sfb_objcache_recent
 	__attribute__((tls_model("initial-exec")));
 
+/* Whether a recent entry's range holds address a (none, once forgotten:
+ * lo = hi = 0). */
+static inline bool sfb_objcache_recent_holds(const struct sfb_objcache_recent_obj *e, uintptr_t a)
+{
+	return a - e->lo < e->hi - e->lo;
+}
+
 /* The count of pins published (sfb_kept.pinned), to be read before the
  * kept tables are searched for an object that sfb_objcache_note_recent()
  * may then note. */
@@ -317,7 +324,7 @@ bool sfb_objcache_copy_confirmed(const struct sfb_confirmed *c, struct sfb_objec
 static inline bool sfb_objcache_confirm_recent(uintptr_t pc, struct sfb_confirmed *out)
 {
 	const struct sfb_objcache_recent *rec = &sfb_objcache_recent;
-	if (pc - rec->obj[0].lo < rec->obj[0].hi - rec->obj[0].lo)
+	if (sfb_objcache_recent_holds(&rec->obj[0], pc))
 		return sfb_objcache_confirm_recent_slot(pc, out);
 	return sfb_objcache_confirm_recent_other(pc, out);
 }

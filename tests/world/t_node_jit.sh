@@ -5,11 +5,10 @@
 # libsframebt-preload.so and tests/world/node_jit_probe.c preloaded:
 # SIGPROF samples of the main thread every 1 ms of its CPU time, walked
 # with SFRAME_BT_FP_FALLBACK_ANY as the process's default flags.  Checks:
-# the samples are mostly in JIT
-# code (code in no object); every JIT frame the map covers (at least 90%
-# of them) is named by sframe_symbolize() with the map's name for it (the
-# probe reads the map itself); and
-# the samples with a JIT frame are walked whole to the outermost frame,
+# the samples are mostly in JIT code (code in no object); every JIT frame
+# the map covers (at least 90% of them) is named by sframe_symbolize()
+# with the map's name for it (the probe reads the map itself); and the
+# samples with a JIT frame are walked whole to the outermost frame,
 # through V8's frames and node's own (its builtins have no unwind tables:
 # the frame-pointer rule serves there too).  x86-64 only;
 # skipped under sanitizers, whose runtimes cannot be preloaded.

@@ -125,8 +125,14 @@ void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp)
 	uintptr_t lo = sfb_tstack_lo, hi = sfb_tstack_hi;
 	if (hi && lo < hi)
 		m->win[m->nwin++] = (struct sfb_window){ lo, hi };
-	/* Nothing else is trusted without a probe: not even the sigaltstack a
-	 * ucontext names, since a garbage ucontext can name anything. */
+	/* The page of the caller's own frame is readable, without a probe:
+	 * the caller is running on it.  Where that is not the thread's
+	 * stack (a fiber's or a coroutine's stack, a sigaltstack), the
+	 * walk's first frames lie there.  Nothing else is trusted without a
+	 * probe: not even the sigaltstack a ucontext names, since a garbage
+	 * ucontext can name anything. */
+	if (own_sp - lo >= hi - lo)
+		sfb_mem_add_window(m, page_down(own_sp), page_down(own_sp) + PAGE);
 }
 
 static bool probe_page(struct sfb_mem *m, uintptr_t page)

@@ -13,6 +13,7 @@
 #define SFB_MEMREAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SFB_MEM_WINDOWS 4
@@ -40,8 +41,9 @@ void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp);
 
 /* Start a walk's memory view, with the calling thread's own stack (cached
  * per thread) as its first window.  Inline for the usual case, a walker
- * running inside the range already proved; own_sp is any address in the
- * caller's frame. */
+ * running inside the range already proved; own_sp is the address of a
+ * local variable of the caller (so its page is readable: a window too,
+ * where the thread's stack does not hold it). */
 static inline void sfb_mem_init(struct sfb_mem *m, uintptr_t own_sp)
 {
 	uintptr_t lo = sfb_tstack_lo, hi = sfb_tstack_hi;
@@ -73,6 +75,16 @@ static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
 	return false;
 }
 
+/* The window holding addr, or NULL: window 0 first, the thread's own
+ * stack, where nearly every walk runs. */
+static inline const struct sfb_window *sfb_mem_window_of(const struct sfb_mem *m, uintptr_t addr)
+{
+	for (unsigned i = 0; i < m->nwin; i++)
+		if (addr - m->win[i].lo < m->win[i].hi - m->win[i].lo)
+			return &m->win[i];
+	return NULL;
+}
+
 /* Stack words belong to other frames, whose sanitizer redzones are not
  * ours to respect: the loads are exempt from AddressSanitizer. */
 #if defined(__clang__) || defined(__GNUC__)
@@ -83,7 +95,8 @@ static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
 
 /* The one place a stack word is dereferenced.  Only for an aligned addr
  * already shown to lie inside a window: by sfb_mem_read(), or by the
- * walker's fast path, which proves its slots lie in window 0 (walk.c). */
+ * walker's fast path, which proves its slots lie in the window holding
+ * SP (walk.c). */
 SFB_NO_ASAN static inline uintptr_t sfb_mem_load_proved(uintptr_t addr)
 {
 	return __atomic_load_n((const uintptr_t *)addr, __ATOMIC_RELAXED);

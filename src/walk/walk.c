@@ -495,11 +495,29 @@ static inline bool rows_by_range(const struct walker *w, const struct sfb_object
 	       !(w->flags & SFRAME_BT_NO_EH_FRAME);
 }
 
+/* Whether a return address pc that no call precedes is a function's
+ * first instruction, pushed in place of a return address: makecontext()
+ * makes the fiber's function return to glibc's __start_context, which
+ * nothing called.  Such a frame is the last of its stack, as libgcc's
+ * _Unwind_Backtrace() and libunwind end there too: *row is then an
+ * outermost row.  Out of line: a walk meets one at most once. */
+static __attribute__((noinline)) bool is_pushed_entry(struct walker *w, const struct sfb_object *o,
+						      uintptr_t pc, struct sfb_row *row)
+{
+	struct sfb_row at_pc;
+	if (sfb_object_row(o, pc, w->flags, &at_pc) || at_pc.func_start != pc ||
+	    (at_pc.flags & SFB_ROW_SIGNAL))
+		return false;
+	*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | (at_pc.flags & SFB_ROW_CFI) };
+	return true;
+}
+
 /* The row that object o gives for the frame at pc into f->row, or that the
- * memo holds for it (an exact PC's, or an outermost return address's:
- * rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the frame is the
- * kernel's signal trampoline, recognised by its code.  Return addresses
- * are looked up at pc - 1 and must follow a call instruction.  Returns 0,
+ * memo holds for it (rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the
+ * frame is the kernel's signal trampoline, recognised by its code.
+ * Return addresses are looked up at pc - 1 and must follow a call
+ * instruction (or be a function's entry pushed as one: the last frame,
+ * is_pushed_entry()).  Returns 0,
  * or the stop reason: no source has a row for pc (f->is_frame), or pc is
  * not a return address (!f->is_frame). */
 static inline __attribute__((always_inline)) int
@@ -517,11 +535,18 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 		sfb_memo_row_expand(&compiled, SFB_DWARF_SP, SFB_DWARF_FP, row);
 		return 0;
 	}
-	/* A verified return address whose row marks the outermost frame
-	 * (rowmemo.h): no lookup, no call-site check again. */
+	/* A verified return address with a memoised row: no lookup, no
+	 * call-site check again.  The general path comes here for a frame the
+	 * fast path could not take although its row is memoised: one whose
+	 * slots lie past the window a run had, on a stack other than the
+	 * thread's (a fiber's), whose pages are probed as the walk reaches
+	 * them; and the outermost row (rowmemo.h). */
 	if (!exact && w->use_memo && sfb_object_has_rows(o) &&
-	    sfb_memo_get(pc, epoch, &compiled) && sfb_memo_is_outermost(&compiled)) {
-		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
+	    sfb_memo_get(pc, epoch, &compiled)) {
+		if (sfb_memo_is_outermost(&compiled))
+			*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST | SFB_ROW_MEMO };
+		else
+			sfb_memo_row_expand(&compiled, SFB_DWARF_SP, SFB_DWARF_FP, row);
 		return 0;
 	}
 	/* Rows kept by PC range (cfi_cache.h) spare a sample's first frame
@@ -543,6 +568,8 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 		if (f->sigreturn)
 			return why_no_row;
+		if (is_pushed_entry(w, o, pc, row))
+			return 0;
 		f->is_frame = false;
 		return SFRAME_BT_STOP_BAD_RA;
 	}
@@ -758,9 +785,17 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	const int n = at->n;
 	bool exact = at->exact, first_exact = exact_start && exact;
 	uintptr_t pc = r->pc, sp = r->sp, fp = r->fp;
-	const uintptr_t win_hi = w->mem.win[0].hi;
-	if (sp < w->mem.win[0].lo || sp >= win_hi || sp % SFB_CFA_ALIGN ||
-	    win_hi - sp >= SFB_MEMO_WINDOW_MAX)
+	/* The window holding SP bounds the run: window 0, the thread's own
+	 * stack (the caller saw one window at least), or the pages of
+	 * another stack (a fiber's, a coroutine's) that the general path has
+	 * probed so far; past its top, the general path probes the next page
+	 * and a new run goes on in the grown window. */
+	const struct sfb_window *win = &w->mem.win[0];
+	if (__builtin_expect(sp - win->lo >= win->hi - win->lo, 0) &&
+	    !(win = sfb_mem_window_of(&w->mem, sp)))
+		return false;
+	const uintptr_t win_hi = win->hi;
+	if (sp % SFB_CFA_ALIGN || win_hi - sp >= SFB_MEMO_WINDOW_MAX)
 		return false;
 	/* Saturated (0 refuses every frame record), though no readable
 	 * window ends that low. */

@@ -66,7 +66,14 @@ static inline void unw_cmp_keep_sfb(struct unw_stacks *w, const struct sframe_bt
 /* libunwind's walk of the interrupted context uc: unw_init_local2() with
  * UNW_INIT_SIGNAL_FRAME (a local walk from a signal handler, which
  * libunwind supports), each frame's IP and SP, until unw_step() says the
- * stack ended (0), fails (< 0) or UNW_CMP_NF frames are kept. */
+ * stack ended (0), fails (< 0) or UNW_CMP_NF frames are kept.
+ *
+ * A return address of 0 ends the stack, as it ends sframebt's walk
+ * (outermost): fiber and coroutine libraries push one above their entry
+ * function (ruby's coroutine_initialize(), for one), where a thread's
+ * stack has _start's or clone3's undefined return address.  libunwind
+ * 1.6 reports it as a frame with IP 0 and steps on from it through
+ * whatever lies above; its walk is taken to end at the frame before. */
 static inline void unw_cmp_walk_unw(struct unw_stacks *w, void *uc)
 {
 	unw_cursor_t c;
@@ -79,6 +86,10 @@ static inline void unw_cmp_walk_unw(struct unw_stacks *w, void *uc)
 		unw_word_t ip = 0, sp = 0;
 		unw_get_reg(&c, UNW_REG_IP, &ip);
 		unw_get_reg(&c, UNW_REG_SP, &sp);
+		if (ip == 0 && w->n_unw > 0) {
+			w->unw_end = 0;
+			break;
+		}
 		w->unw_pc[w->n_unw] = ip;
 		w->unw_sp[w->n_unw] = sp;
 		w->n_unw++;

@@ -47,6 +47,7 @@
 struct sample {
 	int thread;
 	int from_timer; /* SI_TIMER: the thread's CPU timer; else tgkill() */
+	int on_fiber;   /* taken while a fiber ran (below) */
 	struct unw_stacks cmp;
 };
 
@@ -54,6 +55,7 @@ static struct sample *samples;
 static atomic_uint nsamples;
 static atomic_int sampling;
 static __thread int self_idx = -1;
+static __thread volatile int self_on_fiber;
 
 /* ---- Sampling ---------------------------------------------------------- */
 
@@ -69,6 +71,7 @@ static void on_prof(int sig, siginfo_t *si, void *ucv)
 	struct sample *s = &samples[i];
 	s->thread = self_idx;
 	s->from_timer = si && si->si_code == SI_TIMER;
+	s->on_fiber = self_on_fiber;
 
 	struct sframe_bt_frame f[UNW_CMP_NF];
 	unw_cmp_walk_sfb(&s->cmp, ucv, f);
@@ -200,7 +203,68 @@ struct thr {
 	_Atomic pid_t tid;
 	volatile int stop;
 	long loops;
+	void *fiber_stacks[2]; /* unmapped once the thread has ended */
 };
+
+/* One piece of the work; each thread its own mix. */
+NOINL unsigned long uc_work(struct thr *t, int fd, uint64_t *rnd)
+{
+	switch ((t->loops + t->idx) % 6) {
+	case 0: return (unsigned)uc_qsort(rnd);
+	case 1: return (unsigned)uc_mem(rnd);
+	case 2: return (unsigned)uc_io(fd, rnd);
+	case 3: return (unsigned)uc_time();
+	case 4: return (unsigned)uc_signal();
+	default: return (unsigned)uc_lock();
+	}
+}
+
+/* Fibers: threads from FIBER_THREADS on do their work in two fibers in
+ * turn, makecontext() contexts on stacks of their own (mmap()ed, a
+ * PROT_NONE guard page below), each a piece of work a turn.  Their
+ * samples' stacks end in glibc's __start_context, the return address
+ * makecontext() gives the fiber's function: a function's entry, which no
+ * call precedes, and which libunwind reports as the last frame. */
+#define FIBER_THREADS 2
+#define FIBER_STACK (256u << 10)
+
+struct fiber {
+	ucontext_t ctx, *back;
+	struct thr *t;
+	int fd;
+	uint64_t rnd;
+	unsigned long r;
+};
+
+NOINL void uc_fiber(unsigned lo, unsigned hi)
+{
+	struct fiber *f = (struct fiber *)((uintptr_t)hi << 32 | lo);
+	for (;;) {
+		self_on_fiber = 1;
+		f->r += uc_work(f->t, f->fd, &f->rnd);
+		self_on_fiber = 0;
+		swapcontext(&f->ctx, f->back);
+	}
+}
+
+static bool fiber_start(struct fiber *f, struct thr *t, int fd, ucontext_t *back)
+{
+	char *m = mmap(NULL, FIBER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (m == MAP_FAILED || mprotect(m, 4096, PROT_NONE) != 0 || getcontext(&f->ctx) != 0)
+		return false;
+	f->ctx.uc_stack.ss_sp = m;
+	f->ctx.uc_stack.ss_size = FIBER_STACK;
+	f->ctx.uc_link = NULL; /* never returns */
+	f->back = back;
+	f->t = t;
+	f->fd = fd;
+	f->rnd = 0x9E3779B97F4A7C15ull * (uint64_t)(t->idx + 7) + (uintptr_t)f;
+	f->r = 0;
+	uintptr_t a = (uintptr_t)f;
+	makecontext(&f->ctx, (void (*)(void))uc_fiber, 2, (unsigned)a, (unsigned)(a >> 32));
+	return true;
+}
 
 NOINL void *uc_thread(void *arg)
 {
@@ -209,22 +273,26 @@ NOINL void *uc_thread(void *arg)
 	atomic_store(&t->tid, (pid_t)syscall(SYS_gettid));
 	uint64_t rnd = 0x9E3779B97F4A7C15ull * (uint64_t)(t->idx + 1);
 	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ucontext_t here;
+	struct fiber fib[2];
+	bool fibers = t->idx >= FIBER_THREADS && fiber_start(&fib[0], t, fd, &here) &&
+		      fiber_start(&fib[1], t, fd, &here);
 	timer_t timer = start_thread_cpu_timer(1000000);
 	unsigned long r = 0;
 	while (!t->stop) {
-		/* each thread its own mix */
-		switch ((t->loops + t->idx) % 6) {
-		case 0: r += (unsigned)uc_qsort(&rnd); break;
-		case 1: r += (unsigned)uc_mem(&rnd); break;
-		case 2: r += (unsigned)uc_io(fd, &rnd); break;
-		case 3: r += (unsigned)uc_time(); break;
-		case 4: r += (unsigned)uc_signal(); break;
-		default: r += (unsigned)uc_lock(); break;
-		}
+		if (fibers)
+			swapcontext(&here, &fib[t->loops & 1].ctx);
+		else
+			r += uc_work(t, fd, &rnd);
 		t->loops++;
 	}
 	stop_thread_cpu_timer(timer);
 	close(fd);
+	if (fibers) {
+		r += fib[0].r + fib[1].r;
+		t->fiber_stacks[0] = fib[0].ctx.uc_stack.ss_sp;
+		t->fiber_stacks[1] = fib[1].ctx.uc_stack.ss_sp;
+	}
 	return (void *)(long)r;
 }
 
@@ -337,6 +405,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(t[i].th, NULL);
 		loops += t[i].loops;
+		for (int k = 0; k < 2; k++)
+			if (t[i].fiber_stacks[k])
+				munmap(t[i].fiber_stacks[k], FIBER_STACK);
 	}
 	atomic_store(&sampling, 0);
 
@@ -346,6 +417,7 @@ int main(int argc, char **argv)
 	unsigned equal = 0, differ = 0, sys0 = 0, sys_frames = 0, by_src[6] = { 0 };
 	unsigned stops[16] = { 0 }, timer = 0, printed = 0, main_equal = 0, crossed = 0;
 	unsigned known = 0; /* resolver_stop() */
+	unsigned fiber = 0, fiber_equal = 0; /* taken on a fiber; equal, ending in libc */
 	/* frame 0 by object: libc, ld.so, vDSO, the program, other */
 	unsigned where0[5] = { 0 };
 	struct wobj vdso = { 0, 0 }, exe = { 0, 0 };
@@ -375,8 +447,11 @@ int main(int argc, char **argv)
 		frames += (unsigned long)w->n_sfb;
 		if (w->n_sfb > maxdepth)
 			maxdepth = w->n_sfb;
+		fiber += s->on_fiber != 0;
 		if (d == UNW_CMP_EQUAL) {
 			equal++;
+			fiber_equal += s->on_fiber && w->n_sfb > 1 &&
+				       in_libc(w->sfb_pc[w->n_sfb - 1]);
 			crossed += w->st.frames_signal > 0;
 			main_equal += s->thread == NTHREADS && w->n_sfb > 1 &&
 				      in_start(w->sfb_pc[w->n_sfb - 1] - 1);
@@ -408,6 +483,7 @@ int main(int argc, char **argv)
 	       "libc/ld.so: %u; main's samples equal and ending in _start: %u\n",
 	       mode, ns, NTHREADS, timer, ns - timer, sent, loops, now_s() - t0, equal, differ,
 	       known, frames, maxdepth, sys0, sys_frames, main_equal);
+	printf("# samples on fibers: %u, %u equal and ending in libc\n", fiber, fiber_equal);
 	printf("# frame 0 in: libc %u, ld.so %u, vDSO %u, the program %u, elsewhere %u\n",
 	       where0[0], where0[1], where0[2], where0[3], where0[4]);
 	printf("# sframebt frame sources after frame 0:");
@@ -433,6 +509,9 @@ int main(int argc, char **argv)
 	      "equal", mode, crossed);
 	CHECK(main_equal > 0, "%sthe main thread's stacks too, to _start: %u equal", mode,
 	      main_equal);
+	CHECK(fiber_equal > 0 && fiber_equal >= fiber * 99 / 100,
+	      "%sstacks of makecontext() fibers, to __start_context: %u of %u equal", mode,
+	      fiber_equal, fiber);
 	CHECK(sys0 > ns / 10 && by_src[SFRAME_BT_FROM_EH_FRAME] > 0 &&
 		      by_src[SFRAME_BT_FROM_SFRAME] > 0,
 	      "%sthe samples cover libc and ld.so (frame 0 there in %u) and both row sources (%u "

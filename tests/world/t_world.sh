@@ -49,6 +49,9 @@ w "dc"             dc          'dc -e "3 250000 ^ 7 % p"'
 w "gawk"           gawk        'gawk "BEGIN { for (i = 0; i < 2000000; i++) { a[i % 1000] += i; s = s sprintf(\"%d\", i % 7) } print length(s) }"'
 w "tclsh"          tcl         'echo "set s 0; for {set i 0} {\$i < 2500000} {incr i} {set s [expr {\$s + \$i % 7}]}; puts \$s" | tclsh'
 w "ruby"           ruby        'ruby -e "h = {}; 8000000.times { |i| h[i % 1000] = (h[i % 1000] || 0) + i }; p h.size"'
+# ruby's Fibers: each runs on a stack of its own (mmap()ed, not the
+# thread's), entered through a return address of 0
+w "ruby fibers"    ruby        'ruby -e "fs = (1..4).map { |k| Fiber.new { h = {}; loop { 20000.times { |i| h[i % 100] = (h[i % 100] || 0) + i * k }; Fiber.yield h.size } } }; 400.times { fs.each(&:resume) }; p fs.size"'
 # databases
 w "sqlite3"        sqlite3     'sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x * x % 7), count(*) FROM c;"'
 # compilers and build tools (gcc: the driver, cc1 and as, each sampled)

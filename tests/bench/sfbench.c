@@ -541,6 +541,7 @@ struct row {
 	bool nat;            /* walked to the natural end (NAT_SIZE buffer), depth 32 only */
 	bool to_ref;         /* nat, but a buffer of exactly the natural frame count */
 	bool thread;         /* the chain runs on a new thread (natural end: clone3) */
+	bool fiber;          /* on a makecontext() fiber (natural end: __start_context) */
 	int frames;          /* natural-end rows: frames a call returned (last batch) */
 	double *ns[3];       /* per depth: CPU ns per backtrace, one per round */
 	double *wall[3];     /* the same in wall-clock time */
@@ -607,13 +608,14 @@ static void add_method_rows(void)
 
 /* A natural-end trace of n frames against the reference ref[0..ref_n)
  * that libunwind took in the same callback (frame 0 differs: another call
- * site in timed_cb).  Every method but the frame-pointer walk must return
+ * site in timed_cb), itself at least ref_min frames long (the chain and
+ * the frames the stack has beyond it).  Every method but the frame-pointer walk must return
  * the reference exactly; the frame-pointer walk a prefix of it, ending
  * where the frame records end (main(): libc keeps none), past the chain. */
 static bool nat_trace_ok(int kind, void *cb_ra, void *const *buf, int n, void *const *ref,
-			 int ref_n, char *why, size_t whylen)
+			 int ref_n, int ref_min, char *why, size_t whylen)
 {
-	if (ref_n < 36 || ref_n >= NAT_SIZE) {
+	if (ref_n < ref_min || ref_n >= NAT_SIZE) {
 		snprintf(why, whylen, "the reference (unw_backtrace) has %d frames", ref_n);
 		return false;
 	}
@@ -646,6 +648,39 @@ static void *on_thread_main(void *arg)
 	return NULL;
 }
 
+/* A fiber: a makecontext() context on a stack of its own (mmap()ed, as
+ * fiber libraries allocate theirs), entered with swapcontext() and
+ * returning to it through uc_link; its stack ends in glibc's
+ * __start_context. */
+#define FIBER_STACK (1u << 20)
+static ucontext_t fiber_back, fiber_ctx;
+static struct on_thread *fiber_arg;
+
+static void on_fiber_main(void)
+{
+	on_thread_main(fiber_arg);
+}
+
+static void run_on_fiber(struct on_thread *t)
+{
+	static void *stack;
+	if (!stack) {
+		stack = mmap(NULL, FIBER_STACK, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (stack == MAP_FAILED)
+			die("mmap");
+	}
+	if (getcontext(&fiber_ctx))
+		die("getcontext");
+	fiber_ctx.uc_stack.ss_sp = stack;
+	fiber_ctx.uc_stack.ss_size = FIBER_STACK;
+	fiber_ctx.uc_link = &fiber_back;
+	fiber_arg = t;
+	makecontext(&fiber_ctx, on_fiber_main, 0);
+	if (swapcontext(&fiber_back, &fiber_ctx))
+		die("swapcontext");
+}
+
 /* One batch: returns CPU ns per backtrace (*wall: wall-clock ns); checks
  * the frame count of every iteration and the PCs of the last. */
 static double batch_wall(struct row *rw, int di, long iters, int cg, double *wall)
@@ -663,6 +698,9 @@ static double batch_wall(struct row *rw, int di, long iters, int cg, double *wal
 		pthread_t th;
 		if (pthread_create(&th, NULL, on_thread_main, &t) || pthread_join(th, NULL))
 			die("pthread_create");
+	} else if (rw->fiber) {
+		struct on_thread t = { b, depth, &r };
+		run_on_fiber(&t);
 	} else {
 		b->entry(depth, timed_cb, &r);
 	}
@@ -672,7 +710,10 @@ static double batch_wall(struct row *rw, int di, long iters, int cg, double *wal
 		int n = (int)(r.sum_n / iters);
 		if (rw->kind != MK_EMPTY &&
 		    (r.sum_n != iters * (long)n ||
-		     !nat_trace_ok(rw->kind, r.cb_ra, buf, n, ref, r.ref_n, why, sizeof why))) {
+		     !nat_trace_ok(rw->kind, r.cb_ra, buf, n, ref, r.ref_n,
+				   /* a fiber's stack ends sooner: at __start_context,
+				    * without main()'s frames and libc's */
+				   rw->fiber ? 35 : 36, why, sizeof why))) {
 			if (!rw->bad++)
 				snprintf(rw->why, sizeof rw->why, "natural end: %s", why);
 		}
@@ -2364,13 +2405,21 @@ static void add_nat_rows(void)
 		if (r)
 			r->thread = true;
 	}
+	/* On a fiber: the natural end is __start_context.  No frame-pointer
+	 * walk: makecontext() leaves no frame record to end it. */
+	static const int on_fiber[] = { MK_SFB, MK_UNW, MK_GLIBC };
+	for (size_t i = 0; i < sizeof on_fiber / sizeof on_fiber[0]; i++) {
+		r = add_nat_row(on_fiber[i], B_MAIN, true);
+		if (r)
+			r->fiber = true;
+	}
 }
 
 static struct row *find_nat_row(int kind, int build, bool nat)
 {
 	for (int i = 0; i < nrows; i++)
 		if (rows[i].kind == kind && rows[i].build == build && rows[i].nat == nat &&
-		    !rows[i].to_ref && !rows[i].thread)
+		    !rows[i].to_ref && !rows[i].thread && !rows[i].fiber)
 			return &rows[i];
 	return NULL;
 }
@@ -2435,7 +2484,9 @@ static void nat_warm(void)
 	       "less work). The `buffer full` rows are the depth-%d walks of the warm table, "
 	       "in the same rounds: the difference is what the frames past the chain cost. "
 	       "`on a thread`: the chain runs on a new thread (created outside the timing), "
-	       "whose stack ends in libc's start_thread and clone3.\n\n",
+	       "whose stack ends in libc's start_thread and clone3. `on a fiber`: on a "
+	       "makecontext() context with a stack of its own (1 MiB, mmap()ed), whose stack "
+	       "ends in libc's __start_context.\n\n",
 	       ROUNDS, BATCH_NS / 1e6, load0, load1, NAT_SIZE, NAT_DEPTH, probe.n,
 	       sframe_bt_stop_name(probe.st.stop), probe.ncfi, probe.first_cfi, where,
 	       sfn && fpn ? sfn->frames - fpn->frames : -1, NAT_DEPTH);
@@ -2448,6 +2499,7 @@ static void nat_warm(void)
 		printf("| %s | %s | %s | %d | %.0f | %.2f | %.3g | %s | %.0f |\n", mk_name[r->kind],
 		       builds[r->build].key,
 		       r->thread   ? "natural end, on a thread"
+		       : r->fiber  ? "natural end, on a fiber"
 		       : r->to_ref ? "to _start, buffer = frames"
 		       : r->nat	   ? "natural end"
 				   : "buffer full",
@@ -2524,6 +2576,21 @@ static void nat_warm(void)
 		       paired_ratio(th[MK_SFB], th[MK_FP], NAT_DI),
 		       paired_ratio(th[MK_UNW], th[MK_SFB], NAT_DI),
 		       paired_ratio(th[MK_GLIBC], th[MK_SFB], NAT_DI));
+	struct row *fb[MK_COUNT] = { NULL }, *on_stack = find_nat_row(MK_SFB, B_MAIN, true);
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].fiber)
+			fb[rows[i].kind] = &rows[i];
+	if (fb[MK_SFB] && fb[MK_UNW] && fb[MK_GLIBC] && on_stack && fb[MK_SFB]->frames &&
+	    on_stack->frames)
+		printf("- main, `natural end, on a fiber`: the chain on a makecontext() fiber, "
+		       "whose stack ends in libc's __start_context (%d frames): sframebt %.0f ns a "
+		       "call, %.2fx its walk on the thread's stack per frame, unw / sframebt "
+		       "%.2fx, glibc / sframebt %.1fx (paired).\n",
+		       fb[MK_SFB]->frames, row_median(fb[MK_SFB], NAT_DI),
+		       paired_frame_ratio(fb[MK_SFB], on_stack, NAT_DI, fb[MK_SFB]->frames,
+					  on_stack->frames),
+		       paired_ratio(fb[MK_UNW], fb[MK_SFB], NAT_DI),
+		       paired_ratio(fb[MK_GLIBC], fb[MK_SFB], NAT_DI));
 	printf("\n");
 	target(sfb_rows_alloc_free(),
 	       "zero allocations per sframebt natural-end walk after warm-up (malloc-family interposer, "

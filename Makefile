@@ -84,11 +84,11 @@ include examples/build.mk
 include tests/tests.mk
 # Single-stepping with the x86 trap flag, x86 assembly or glibc's x86-64
 # signal-frame CFI: x86-64 only (make test-cross steps the other
-# architectures with breakpoints); and the libunwind comparison, which
-# links the host's libunwind.
+# architectures with breakpoints); and the libunwind comparisons, which
+# link the host's libunwind.
 ifneq ($(ARCH),x86_64)
 TEST_BINS := $(filter-out $(addprefix $(B)/tests/,t_every_insn t_walk_chains t_overflow \
-	t_cfi t_unw_compare t_jit t_jit_scale t_jit_churn),$(TEST_BINS))
+	t_cfi t_unw_compare t_fibers t_jit t_jit_scale t_jit_churn),$(TEST_BINS))
 endif
 
 # Build everything `make test` runs, without running it (cross builds).

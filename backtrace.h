@@ -168,6 +168,19 @@ SFRAMEBT_API int sframe_backtrace_keep_loaded(const void *addr);
  * SFRAME_BT_FP_FALLBACK_ANY).  Async-signal-safe (an atomic store). */
 SFRAMEBT_API void sframe_backtrace_set_default_flags(unsigned flags);
 
+/* Optional, for fiber and coroutine libraries: the calling thread runs on
+ * the stack [lo, lo + size) from now on (a fiber's), or, with size 0, on
+ * its own stack again.  A walk on a stack other than the thread's own
+ * checks each page of it it reads with a system call (about 90 ns), once
+ * a walk, since the stack may have been unmapped since the last; on the
+ * stack named here it reads without checking, as on the thread's own.
+ * Call it at every switch, before or after the switch itself; the range
+ * must stay mapped and readable until the next call on this thread:
+ * never unmap a stack that is still named.  A signal handler or a walk
+ * between the call and the switch is safe either way.  Async-signal-safe
+ * (two stores to initial-exec TLS). */
+SFRAMEBT_API void sframe_backtrace_set_stack(const void *lo, size_t size);
+
 /* ---- Symbolization (async-signal-safe) -------------------------------- */
 
 /* A function inlined at a PC (struct sframe_symbol's inlined[]), with the

@@ -5,6 +5,7 @@
 #include "backtrace.h"
 #include "api/api.h"
 #include "base/entry.h"
+#include "base/memread.h"
 #include "base/names.h"
 #include "objects/objcache.h"
 #include "rows/cfi_cache.h"
@@ -20,6 +21,13 @@ void sframe_backtrace_set_default_flags(unsigned flags)
 unsigned sfb_default_flags(void)
 {
 	return atomic_load_explicit(&default_flags, memory_order_relaxed);
+}
+
+void sframe_backtrace_set_stack(const void *lo, size_t size)
+{
+	uintptr_t l = (uintptr_t)lo;
+	bool some = lo && size && l + size > l;
+	sfb_mem_declare_stack(some ? l : 0, some ? l + size : 0);
 }
 
 const char *sframe_bt_stop_name(int stop)

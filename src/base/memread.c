@@ -88,17 +88,28 @@ static bool probe_range(uintptr_t lo, uintptr_t hi)
  * by page.  Only the walker's own stack pointer is trusted as a start:
  * memory between a foreign stack pointer (a ucontext, a coroutine) and the
  * top may belong to other mappings that can go away. */
+static bool below_within(uintptr_t own_sp, uintptr_t top)
+{
+	return own_sp < top && top - own_sp <= MAX_ANCHOR_DISTANCE;
+}
+
 static void anchor_thread_stack(uintptr_t own_sp)
 {
 	if (tstack_tries >= MAX_ANCHOR_TRIES)
-		return; /* e.g. always called on a sigaltstack: probe per walk */
+		return; /* e.g. its pages not all readable: probe per walk */
+	uintptr_t thread_top = page_down((uintptr_t)pthread_self());
+	uintptr_t main_top = &__libc_stack_end ? page_down((uintptr_t)__libc_stack_end) + PAGE : 0;
+	/* Running on no stack it could be (a fiber's, a sigaltstack
+	 * elsewhere): no try spent, so that the first walk on the thread's
+	 * own stack anchors it, however many ran on fibers before. */
+	if (!below_within(own_sp, thread_top) && !below_within(own_sp, main_top))
+		return;
 	tstack_tries++;
 	bool main_thread = syscall(SYS_gettid) == getpid();
-	if (main_thread && !&__libc_stack_end)
+	if (main_thread && !main_top)
 		return;
-	uintptr_t top = main_thread ? page_down((uintptr_t)__libc_stack_end) + PAGE
-				    : page_down((uintptr_t)pthread_self());
-	if (own_sp >= top || top - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, top))
+	uintptr_t top = main_thread ? main_top : thread_top;
+	if (!below_within(own_sp, top) || !probe_range(own_sp, top))
 		return;
 	sfb_tstack_lo = page_down(own_sp);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -113,6 +124,18 @@ static void extend_thread_stack(uintptr_t own_sp)
 	if (own_sp >= lo || lo - own_sp > MAX_ANCHOR_DISTANCE || !probe_range(own_sp, lo))
 		return;
 	sfb_tstack_lo = page_down(own_sp);
+}
+
+__thread uintptr_t sfb_fstack_lo __attribute__((tls_model("initial-exec")));
+__thread uintptr_t sfb_fstack_hi __attribute__((tls_model("initial-exec")));
+
+void sfb_mem_declare_stack(uintptr_t lo, uintptr_t hi)
+{
+	sfb_fstack_hi = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sfb_fstack_lo = lo;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sfb_fstack_hi = lo < hi ? hi : 0;
 }
 
 void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp)
@@ -133,6 +156,12 @@ void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp)
 	 * ucontext can name anything. */
 	if (own_sp - lo >= hi - lo)
 		sfb_mem_add_window(m, page_down(own_sp), page_down(own_sp) + PAGE);
+	/* The stack the thread said it runs on: the caller's promise. */
+	uintptr_t flo = sfb_fstack_lo;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uintptr_t fhi = sfb_fstack_hi;
+	if (flo < fhi)
+		sfb_mem_add_window(m, flo, fhi);
 }
 
 static bool probe_page(struct sfb_mem *m, uintptr_t page)

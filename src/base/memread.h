@@ -37,6 +37,16 @@ struct sfb_mem {
 extern __thread uintptr_t sfb_tstack_lo __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t sfb_tstack_hi __attribute__((tls_model("initial-exec")));
 
+/* The stack the thread said it runs on besides its own (a fiber's:
+ * sframe_backtrace_set_stack()), [lo, hi); none while hi is 0.  Trusted
+ * as readable, as the caller promised, by walks that do not run on the
+ * thread's own stack.  Initial-exec TLS, written by sfb_mem_declare_stack()
+ * so that a handler interrupting it sees no range or a whole one. */
+extern __thread uintptr_t sfb_fstack_lo __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t sfb_fstack_hi __attribute__((tls_model("initial-exec")));
+
+void sfb_mem_declare_stack(uintptr_t lo, uintptr_t hi);
+
 void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp);
 
 /* Start a walk's memory view, with the calling thread's own stack (cached

@@ -542,6 +542,7 @@ struct row {
 	bool to_ref;         /* nat, but a buffer of exactly the natural frame count */
 	bool thread;         /* the chain runs on a new thread (natural end: clone3) */
 	bool fiber;          /* on a makecontext() fiber (natural end: __start_context) */
+	bool named;          /* fiber: its stack named (sframe_backtrace_set_stack()) */
 	int frames;          /* natural-end rows: frames a call returned (last batch) */
 	double *ns[3];       /* per depth: CPU ns per backtrace, one per round */
 	double *wall[3];     /* the same in wall-clock time */
@@ -655,13 +656,17 @@ static void *on_thread_main(void *arg)
 #define FIBER_STACK (1u << 20)
 static ucontext_t fiber_back, fiber_ctx;
 static struct on_thread *fiber_arg;
+static bool fiber_named;
 
 static void on_fiber_main(void)
 {
+	if (fiber_named)
+		sframe_backtrace_set_stack(fiber_ctx.uc_stack.ss_sp, FIBER_STACK);
 	on_thread_main(fiber_arg);
+	sframe_backtrace_set_stack(NULL, 0);
 }
 
-static void run_on_fiber(struct on_thread *t)
+static void run_on_fiber(struct on_thread *t, bool named)
 {
 	static void *stack;
 	if (!stack) {
@@ -676,6 +681,7 @@ static void run_on_fiber(struct on_thread *t)
 	fiber_ctx.uc_stack.ss_size = FIBER_STACK;
 	fiber_ctx.uc_link = &fiber_back;
 	fiber_arg = t;
+	fiber_named = named;
 	makecontext(&fiber_ctx, on_fiber_main, 0);
 	if (swapcontext(&fiber_back, &fiber_ctx))
 		die("swapcontext");
@@ -700,7 +706,7 @@ static double batch_wall(struct row *rw, int di, long iters, int cg, double *wal
 			die("pthread_create");
 	} else if (rw->fiber) {
 		struct on_thread t = { b, depth, &r };
-		run_on_fiber(&t);
+		run_on_fiber(&t, rw->named);
 	} else {
 		b->entry(depth, timed_cb, &r);
 	}
@@ -2413,6 +2419,9 @@ static void add_nat_rows(void)
 		if (r)
 			r->fiber = true;
 	}
+	r = add_nat_row(MK_SFB, B_MAIN, true);
+	if (r)
+		r->fiber = r->named = true;
 }
 
 static struct row *find_nat_row(int kind, int build, bool nat)
@@ -2486,7 +2495,8 @@ static void nat_warm(void)
 	       "`on a thread`: the chain runs on a new thread (created outside the timing), "
 	       "whose stack ends in libc's start_thread and clone3. `on a fiber`: on a "
 	       "makecontext() context with a stack of its own (1 MiB, mmap()ed), whose stack "
-	       "ends in libc's __start_context.\n\n",
+	       "ends in libc's __start_context; `its stack named`: the fiber names it with "
+	       "sframe_backtrace_set_stack().\n\n",
 	       ROUNDS, BATCH_NS / 1e6, load0, load1, NAT_SIZE, NAT_DEPTH, probe.n,
 	       sframe_bt_stop_name(probe.st.stop), probe.ncfi, probe.first_cfi, where,
 	       sfn && fpn ? sfn->frames - fpn->frames : -1, NAT_DEPTH);
@@ -2499,6 +2509,7 @@ static void nat_warm(void)
 		printf("| %s | %s | %s | %d | %.0f | %.2f | %.3g | %s | %.0f |\n", mk_name[r->kind],
 		       builds[r->build].key,
 		       r->thread   ? "natural end, on a thread"
+		       : r->named  ? "natural end, on a fiber, its stack named"
 		       : r->fiber  ? "natural end, on a fiber"
 		       : r->to_ref ? "to _start, buffer = frames"
 		       : r->nat	   ? "natural end"
@@ -2577,8 +2588,11 @@ static void nat_warm(void)
 		       paired_ratio(th[MK_UNW], th[MK_SFB], NAT_DI),
 		       paired_ratio(th[MK_GLIBC], th[MK_SFB], NAT_DI));
 	struct row *fb[MK_COUNT] = { NULL }, *on_stack = find_nat_row(MK_SFB, B_MAIN, true);
+	struct row *named = NULL;
 	for (int i = 0; i < nrows; i++)
-		if (rows[i].fiber)
+		if (rows[i].named)
+			named = &rows[i];
+		else if (rows[i].fiber)
 			fb[rows[i].kind] = &rows[i];
 	if (fb[MK_SFB] && fb[MK_UNW] && fb[MK_GLIBC] && on_stack && fb[MK_SFB]->frames &&
 	    on_stack->frames)
@@ -2591,6 +2605,14 @@ static void nat_warm(void)
 					  on_stack->frames),
 		       paired_ratio(fb[MK_UNW], fb[MK_SFB], NAT_DI),
 		       paired_ratio(fb[MK_GLIBC], fb[MK_SFB], NAT_DI));
+	if (named && fb[MK_SFB] && fb[MK_UNW] && on_stack && named->frames && on_stack->frames)
+		printf("- main, `natural end, on a fiber, its stack named`: the same, the fiber's "
+		       "stack named with sframe_backtrace_set_stack(), so that the walk reads it "
+		       "without a probe a page: sframebt %.0f ns a call, %.2fx its walk on the "
+		       "thread's stack per frame, unw / sframebt %.2fx (paired).\n",
+		       row_median(named, NAT_DI),
+		       paired_frame_ratio(named, on_stack, NAT_DI, named->frames, on_stack->frames),
+		       paired_ratio(fb[MK_UNW], named, NAT_DI));
 	printf("\n");
 	target(sfb_rows_alloc_free(),
 	       "zero allocations per sframebt natural-end walk after warm-up (malloc-family interposer, "

@@ -51,3 +51,8 @@ $(B)/tests/t_unw_compare: tests/walk/t_unw_compare.c tests/walk/walk_common.h te
 		$(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
 	$(CC) $(TESTFLAGS) -Wa,--gsframe -fomit-frame-pointer -fno-optimize-sibling-calls \
 		-rdynamic $< -o $@ $(STATIC) -lunwind -ldl -lpthread
+
+# t_fibers: walks on makecontext() stacks, against libunwind and the
+# chain's recorded return addresses; probes counted through syscall().
+$(B)/tests/t_fibers: tests/walk/t_fibers.c $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
+	$(CC) $(TESTFLAGS) $(CHAIN_CFLAGS) -rdynamic $< -o $@ $(STATIC) -lunwind -ldl -lpthread

@@ -83,9 +83,9 @@ struct walker {
 	 * row, which do not say where they were saved. */
 	uint64_t known_regs;
 	uintptr_t reg_val[TRACKED_REGS];
-	/* use_memo: memoised rows are used (the fast path, and exact-PC and
-	 * outermost rows on the general path); lost_regs: one of them left
-	 * registers unknown that a CFI row would have said (sfb_walk()). */
+	/* use_memo: memoised rows are used (the fast path, and the general
+	 * path where the memo holds a frame's row); lost_regs: one of them
+	 * left registers unknown that a CFI row would have said (sfb_walk()). */
 	bool use_memo, lost_regs;
 	/* The stop reason a fast run ended the walk with (the outermost
 	 * frame's, memoised), or 0: then the general path goes on. */

@@ -107,6 +107,8 @@ sec ~ /^### Warm backtraces/ && /^\| / {
 sec ~ /^### Natural-end walks/ && /^\| / {
 	row(f)
 	if (f[4] == "natural end, on a thread" && f[6] ~ /^[0-9.]+$/) f[3] = f[3] ", on a thread"
+	if (f[4] == "natural end, on a fiber" && f[6] ~ /^[0-9.]+$/) f[3] = f[3] ", on a fiber"
+	if (f[4] == "natural end, on a fiber, its stack named" && f[6] ~ /^[0-9.]+$/) f[3] = f[3] ", on a fiber, named"
 	if (f[4] ~ /^natural end/ && f[6] ~ /^[0-9.]+$/) {
 		# method build walk frames ns/call ns/frame ...
 		val["nat", f[2], f[3], "frames"] = f[5]; val["nat", f[2], f[3], "call"] = f[6]
@@ -371,12 +373,15 @@ END {
 	print "`_start` unwound with `.eh_frame` CFI). The frame-pointer walk ends where frame records" > full
 	print "end (after `main()`'"'"'s return address into libc), so each method is charged per frame" > full
 	print "it returned; warm, ns (callgrind instructions a frame in brackets). `on a thread`: the" > full
-	print "chain on a new thread, whose stack ends in libc'"'"'s `start_thread` and `clone3`." > full
+	print "chain on a new thread, whose stack ends in libc'"'"'s `start_thread` and `clone3`; `on a" > full
+	print "fiber`: on a `makecontext()` stack (`mmap()`ed), ending in libc'"'"'s `__start_context`;" > full
+	print "`named`: the fiber names its stack with `sframe_backtrace_set_stack()`." > full
 	print "" > full
 	print "| method | build | frames | ns a call | ns a frame |" > full
 	print "|---|---|---:|---:|---:|" > full
 	nm = split("fp:" fpm ";main:" sfb ";linked:" sfb ";v3:" sfb ";main:" unw ";main:" gl \
-		";fp, on a thread:" fpm ";main, on a thread:" sfb ";main, on a thread:" unw ";main, on a thread:" gl, L, ";")
+		";fp, on a thread:" fpm ";main, on a thread:" sfb ";main, on a thread:" unw ";main, on a thread:" gl \
+		";main, on a fiber:" sfb ";main, on a fiber, named:" sfb ";main, on a fiber:" unw ";main, on a fiber:" gl, L, ";")
 	for (i = 1; i <= nm; i++) {
 		b = substr(L[i], 1, index(L[i], ":") - 1); m = substr(L[i], index(L[i], ":") + 1)
 		if (!(("nat" SUBSEP m SUBSEP b SUBSEP "call") in val)) continue

@@ -23,7 +23,8 @@
  *               are read as one word: on this byte order a row put is
  *               found again under its epoch, and under no other
  *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
- *               callback, one on a thread, SIGUSR1 samples landing in
+ *               callback, one on a thread, one on a makecontext() fiber
+ *               (to libc's trampoline, as libgcc), SIGUSR1 samples landing in
  *               memset/memcpy/qsort; each to the outermost frame (_start,
  *               or the thread's first frame in libc); a context at a stub
  *               of libc's .plt, which has no CFI
@@ -86,7 +87,8 @@ enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_
        F_DRIVE, F_ON_USR1, F_ON_TRAP, F_FAULT_FN, F_ON_SEGV, F_OUTER_CB, F_OUTERMOST,
        F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, F_CMP_WALK, F_SORT_CALLER,
        F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, F_CF_A,
-       F_CF_B, F_CF_C, F_DRIVE_CFI, F_QSORT_R, F_SORT_BP, F_CMP_PLAIN, F_ACTION_PLT, NF };
+       F_CF_B, F_CF_C, F_DRIVE_CFI, F_QSORT_R, F_SORT_BP, F_CMP_PLAIN, F_ACTION_PLT, F_FWALK,
+       F_FWALK_MAIN, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -97,6 +99,7 @@ static const char *const fn_name[NF] = {
 	"action_capture", "fp_a", "fp_b", "drive_fp", "cmp_walk", "sort_caller",
 	"main", "twalk", "twalk_main", "mem_loop", "mem_main", "__libc_start_main",
 	"cf_a", "cf_b", "cf_c", "drive_cfi", "qsort_r", "sort_bp", "cmp_plain", "action_plt",
+	"fwalk", "fwalk_main",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -1141,6 +1144,54 @@ static void test_libc_thread(void)
 	      thr_gcc.n);
 }
 
+/* A fiber: a makecontext() context on a stack of its own (in .bss, apart
+ * from the thread's) entering fwalk_main, whose return address is the one
+ * makecontext() gives it: libc's trampoline for a fiber's end (x86-64's
+ * __start_context, AArch64's __startcontext), which no call precedes. */
+static struct sframe_bt_frame fib_fr[MAXF];
+static struct sframe_bt_status fib_st;
+static int fib_n = -1;
+static struct gcc_trace fib_gcc;
+static ucontext_t fib_back, fib_ctx;
+
+__attribute__((noinline)) int fwalk(int x)
+{
+	fib_n = sframe_backtrace_ex(NULL, fib_fr, MAXF, 0, &fib_st);
+	_Unwind_Backtrace(gcc_trace_cb, &fib_gcc);
+	return x + 1;
+}
+
+__attribute__((noinline)) void fwalk_main(void)
+{
+	fwalk(7);
+}
+
+static void test_libc_fiber(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	if (getcontext(&fib_ctx)) {
+		CHECK(0, "libc fiber: getcontext");
+		return;
+	}
+	fib_ctx.uc_stack.ss_sp = stack;
+	fib_ctx.uc_stack.ss_size = sizeof stack;
+	fib_ctx.uc_link = &fib_back;
+	makecontext(&fib_ctx, fwalk_main, 0);
+	if (swapcontext(&fib_back, &fib_ctx)) {
+		CHECK(0, "libc fiber: swapcontext");
+		return;
+	}
+	bool ok = fib_n == 3 && in_fn(&fib_fr[0], F_FWALK) && in_fn(&fib_fr[1], F_FWALK_MAIN) &&
+		  in_libc(&fib_fr[2]) && fib_st.stop == SFRAME_BT_STOP_OUTERMOST;
+	if (!ok)
+		show("libc fiber", fib_fr, fib_n, &fib_st);
+	CHECK(ok, "libc fiber: fwalk, fwalk_main, then libc's trampoline makecontext() gave it, "
+		  "outermost (%d frames, stop %s)", fib_n, sframe_bt_stop_name(fib_st.stop));
+	CHECK(same_as_libgcc(fib_fr, fib_n, &fib_gcc),
+	      "libc fiber: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)",
+	      fib_gcc.n);
+}
+
 /* SIGUSR1 samples of threads copying big buffers (memset, memcpy) and
  * sorting them (qsort, calling back cmp_plain): those that land in libc,
  * or in cmp_plain under libc's frames, walk through libc's frames to the
@@ -1416,7 +1467,7 @@ int main(int argc, char **argv)
 		cfi_lib ? dlsym(cfi_lib, "cf_a") : NULL, cfi_lib ? dlsym(cfi_lib, "cf_b") : NULL,
 		cfi_lib ? dlsym(cfi_lib, "cf_c") : NULL, (void *)drive_cfi,
 		dlsym(RTLD_DEFAULT, "qsort_r"), (void *)sort_bp, (void *)cmp_plain,
-		(void *)action_plt,
+		(void *)action_plt, (void *)fwalk, (void *)fwalk_main,
 	};
 	test_memo();
 	bool all = true;
@@ -1482,6 +1533,7 @@ int main(int argc, char **argv)
 		sort_caller(argc);
 		test_libc_sort();
 		test_libc_thread();
+		test_libc_fiber();
 		test_libc_sample();
 		test_libc_plt();
 	}

@@ -793,9 +793,12 @@ int sfb_lookup(const struct sfb_section *s, uint64_t pc, struct sfb_row *row)
 	}
 	if (err || (err = decode_row(s, &f, &best, row)))
 		return err;
+	/* The row's end, clipped to the function's, as offsets from its
+	 * start: a PC-mask block's end may lie past the top of the address
+	 * space where the function's does not (read_fde() refused FDEs that
+	 * wrap), and would wrap round to a small address. */
+	uint64_t hi = block + next_start;
 	row->pc_lo = f.start + block + best.start;
-	row->pc_hi = f.start + block + next_start;
-	if (row->pc_hi > f.start + f.size)
-		row->pc_hi = f.start + f.size;
+	row->pc_hi = f.start + (hi < f.size ? hi : f.size);
 	return SFB_OK;
 }

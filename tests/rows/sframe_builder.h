@@ -381,9 +381,9 @@ static inline int sb_ref_lookup(const struct sfb_section *s, uint64_t pc,
 		return SFB_E_NOT_FOUND;
 	*row = best;
 	row->pc_lo = f.start + block + best_raw;
-	row->pc_hi = f.start + block + next;
-	if (row->pc_hi > f.start + f.size)
-		row->pc_hi = f.start + f.size;
+	/* clipped to the function's end as offsets: block + next may reach
+	 * past the top of the address space */
+	row->pc_hi = f.start + (block + next < f.size ? block + next : f.size);
 	return SFB_OK;
 }
 

@@ -151,6 +151,14 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	       INSN_IS(i, A64_BLRA_Z_MASK, A64_BLRA_Z) || INSN_IS(i, A64_BLRA_MASK, A64_BLRA);
 }
 
+/* boost.context's trampoline on this architecture is not recognised
+ * (arch.h). */
+bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
+{
+	(void)ra, (void)lo, (void)hi;
+	return false;
+}
+
 /* The entry's frame record at x29: the caller's x29, then the return
  * address (signed if the library is built with pac-ret: stripped); the
  * caller's SP is the entry's CFA. */

@@ -127,6 +127,15 @@ uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp);
 /* Is ra just after a call instruction in [code_lo, code_hi)? */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);
 
+/* Is ra, in [code_lo, code_hi), the exit of boost.context's fiber
+ * trampoline (PHP's Fibers, Boost.Coroutine2, Boost.Asio's coroutines
+ * use it), which its make_fcontext() pushes as the return address of a
+ * fiber's function, no call before it and no CFI for it: the last frame
+ * of a fiber's stack, recognised by its code as the signal trampoline is
+ * (walk.c, is_fiber_end()).  False where the architecture's is not
+ * known. */
+bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);
+
 /* Remove pointer-authentication bits from a return address (AArch64). */
 #if SFB_ARCH_PAC
 uintptr_t sfb_arch_strip_pac(uintptr_t ra);

@@ -148,6 +148,14 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	       (room >= BASR_LEN && c[-BASR_LEN] == OP_BASR);
 }
 
+/* boost.context's trampoline on this architecture is not recognised
+ * (arch.h). */
+bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
+{
+	(void)ra, (void)lo, (void)hi;
+	return false;
+}
+
 /* The register save area keeps r2-r15 from offset 16 on. */
 #define SAVE_AREA_GPR(n) (16 + 8 * ((n) - 2))
 

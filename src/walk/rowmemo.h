@@ -329,8 +329,8 @@ void sfb_memo_row_expand(const struct sfb_memo_row *m, int sp_reg, int fp_reg,
 
 /* Remember the row of key (a return address, verified to follow a call
  * instruction; the row is the one of key - 1, the call), or the outermost
- * row of a function's entry pushed as a return address (walk.c,
- * is_pushed_entry()). */
+ * row of where a fiber's function returns to, pushed as its return
+ * address (walk.c, is_fiber_end()). */
 void sfb_memo_put(uintptr_t key, uint32_t epoch, const struct sfb_memo_row *row);
 
 /* Remember the row of an exact PC (key: SFB_MEMO_EXACT(pc)) in the object

@@ -495,16 +495,22 @@ static inline bool rows_by_range(const struct walker *w, const struct sfb_object
 	       !(w->flags & SFRAME_BT_NO_EH_FRAME);
 }
 
-/* Whether a return address pc that no call precedes is a function's
- * first instruction, pushed in place of a return address: makecontext()
- * makes the fiber's function return to glibc's __start_context, which
- * nothing called.  Such a frame is the last of its stack, as libgcc's
+/* Whether a return address pc that no call precedes is where a fiber's
+ * function returns to, pushed in place of a return address when the
+ * fiber was made: a function's first instruction with a row there
+ * (makecontext() makes it return to glibc's __start_context, which
+ * nothing called), or boost.context's exit trampoline, recognised by its
+ * code (arch.h).  Such a frame is the last of its stack, as libgcc's
  * _Unwind_Backtrace() and libunwind end there too: *row is then an
  * outermost row.  Out of line: a walk meets one at most once. */
-static __attribute__((noinline)) bool is_pushed_entry(struct walker *w, const struct sfb_object *o,
-						      uintptr_t pc, struct sfb_row *row)
+static __attribute__((noinline)) bool is_fiber_end(struct walker *w, const struct sfb_object *o,
+						   uintptr_t pc, struct sfb_row *row)
 {
 	struct sfb_row at_pc;
+	if (sfb_arch_is_fiber_exit(pc, o->exec_lo, o->exec_hi)) {
+		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST };
+		return true;
+	}
 	if (sfb_object_row(o, pc, w->flags, &at_pc) || at_pc.func_start != pc ||
 	    (at_pc.flags & SFB_ROW_SIGNAL))
 		return false;
@@ -516,8 +522,8 @@ static __attribute__((noinline)) bool is_pushed_entry(struct walker *w, const st
  * memo holds for it (rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the
  * frame is the kernel's signal trampoline, recognised by its code.
  * Return addresses are looked up at pc - 1 and must follow a call
- * instruction (or be a function's entry pushed as one: the last frame,
- * is_pushed_entry()).  Returns 0,
+ * instruction (or be where a fiber's function returns to, pushed as one:
+ * the last frame, is_fiber_end()).  Returns 0,
  * or the stop reason: no source has a row for pc (f->is_frame), or pc is
  * not a return address (!f->is_frame). */
 static inline __attribute__((always_inline)) int
@@ -568,7 +574,7 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 		if (f->sigreturn)
 			return why_no_row;
-		if (is_pushed_entry(w, o, pc, row))
+		if (is_fiber_end(w, o, pc, row))
 			return 0;
 		f->is_frame = false;
 		return SFRAME_BT_STOP_BAD_RA;

@@ -10,7 +10,8 @@
  * - a walk on a fiber gives the chain's frames, then the fiber's entry
  *   and __start_context, and stops outermost, as libunwind does, through
  *   sframe_backtrace(), sframe_backtrace_ex() and from a signal handler
- *   on a sigaltstack (sframe_backtrace_ucontext());
+ *   on a sigaltstack (sframe_backtrace_ucontext()); on a fiber entered
+ *   as boost.context enters one, the exit trampoline is the last frame;
  * - the pages of the fiber's stack a walk reads are checked with one
  *   probe (rt_sigprocmask, counted by interposing syscall()) each, once a
  *   walk; none at all once sframe_backtrace_set_stack() named the stack,
@@ -140,7 +141,7 @@ static void on_usr1(int sig, siginfo_t *si, void *uc)
 
 /* ---- Fibers ------------------------------------------------------------ */
 
-static ucontext_t back, fiber_ctx;
+static ucontext_t back, fiber_ctx, boost_left;
 static char *fiber_stack; /* a guard page, then FIBER_STACK bytes */
 
 NOINL void fiber_main(void)
@@ -148,8 +149,41 @@ NOINL void fiber_main(void)
 	level(0);
 }
 
-/* Run the chain of depth on a fresh fiber, the leaf doing what. */
-static void on_fiber(int depth, enum leaf_what what)
+/* boost.context's way into a fiber (its x86-64 make_fcontext(), as PHP
+ * carries it), without CFI as there: boost_start aligns the stack and
+ * goes to the trampoline, which pushes %rbp, the exit, as the return
+ * address of the fiber's function (in %rbx) and jumps to it.  The
+ * function never returns here: boost_body goes back to main. */
+void boost_start(void);
+extern const char boost_exit[];
+__asm__(".text\n"
+	".globl boost_start\n"
+	".type boost_start, @function\n"
+	"boost_start:\n"
+	"	lea boost_exit(%rip), %rbp\n"
+	"	lea boost_body(%rip), %rbx\n"
+	"	and $-16, %rsp\n"
+	"	jmp boost_trampoline\n"
+	"boost_trampoline:\n"
+	"	push %rbp\n"
+	"	jmp *%rbx\n"
+	".globl boost_exit\n"
+	"boost_exit:\n"
+	"	xor %rdi, %rdi\n"
+	"	call _exit@PLT\n"
+	"	hlt\n"
+	".size boost_start, . - boost_start\n");
+
+NOINL void boost_body(void)
+{
+	level(0);
+	swapcontext(&boost_left, &back);
+	_exit(1); /* never resumed */
+}
+
+/* Run the chain of depth on a fresh fiber, the leaf doing what; entered
+ * as makecontext() enters it, or as boost.context does. */
+static void on_fiber_as(int depth, enum leaf_what what, void (*entry)(void))
 {
 	memset(&run.w, 0, sizeof run.w);
 	run.depth = depth;
@@ -159,9 +193,14 @@ static void on_fiber(int depth, enum leaf_what what)
 	fiber_ctx.uc_stack.ss_sp = fiber_stack + PAGE;
 	fiber_ctx.uc_stack.ss_size = FIBER_STACK;
 	fiber_ctx.uc_link = &back;
-	makecontext(&fiber_ctx, fiber_main, 0);
+	makecontext(&fiber_ctx, entry, 0);
 	if (swapcontext(&back, &fiber_ctx))
 		abort();
+}
+
+static void on_fiber(int depth, enum leaf_what what)
+{
+	on_fiber_as(depth, what, fiber_main);
 }
 
 static void on_stack(int depth)
@@ -250,7 +289,14 @@ int main(void)
 		      strstr(d.dli_fname, "libc.so"),
 	      "its last frame lies in libc: %s", run.w.n > 0 && d.dli_fname ? d.dli_fname : "?");
 
-	/* Probes: once a page past the walker's own frame's, each walk. */
+	/* boost.context's fibers end at its exit trampoline. */
+	on_fiber_as(32, LEAF_WALK, boost_start);
+	on_fiber_as(32, LEAF_WALK, boost_start);
+	CHECK(walk_is_whole(&run.w, 1, "boost") &&
+		      run.w.pcs[run.w.n - 1] == (void *)boost_exit,
+	      "a fiber entered as boost.context enters one: the chain, its function and the exit "
+	      "trampoline, stop outermost, as libunwind's (%d frames)", run.w.n);
+
 	on_fiber(200, LEAF_WALK);
 	on_fiber(200, LEAF_WALK);
 	unsigned deep = run.w.probes;

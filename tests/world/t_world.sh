@@ -52,6 +52,10 @@ w "ruby"           ruby        'ruby -e "h = {}; 8000000.times { |i| h[i % 1000]
 # ruby's Fibers: each runs on a stack of its own (mmap()ed, not the
 # thread's), entered through a return address of 0
 w "ruby fibers"    ruby        'ruby -e "fs = (1..4).map { |k| Fiber.new { h = {}; loop { 20000.times { |i| h[i % 100] = (h[i % 100] || 0) + i * k }; Fiber.yield h.size } } }; 400.times { fs.each(&:resume) }; p fs.size"'
+# PHP's Fibers: boost.context's make_fcontext() stacks, whose entry
+# returns to its exit trampoline.  PHP takes SIGPROF for its own time
+# limit: sampled with a real-time signal
+w "php fibers"     php-cli     'SFB_WORLD_SIGNAL=rt php -r "\$fs = []; for (\$k = 1; \$k <= 4; \$k++) { \$fs[] = new Fiber(function () use (\$k) { \$h = []; while (true) { for (\$i = 0; \$i < 20000; \$i++) { \$h[\$i % 100] = (\$h[\$i % 100] ?? 0) + \$i * \$k; } Fiber::suspend(count(\$h)); } }); } foreach (\$fs as \$f) \$f->start(); for (\$n = 0; \$n < 700; \$n++) foreach (\$fs as \$f) \$f->resume(); echo count(\$fs);"'
 # databases
 w "sqlite3"        sqlite3     'sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x * x % 7), count(*) FROM c;"'
 # compilers and build tools (gcc: the driver, cc1 and as, each sampled)

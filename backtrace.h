@@ -67,8 +67,9 @@ SFRAMEBT_API int sframe_backtrace_ucontext(const void *ucontext, void **buf,
 enum sframe_bt_stop {
 	SFRAME_BT_STOP_NONE = 0,          /* (not stopped: internal) */
 	SFRAME_BT_STOP_OUTERMOST = 1,     /* reached the outermost frame (RA undefined, a return address of 0,
-					     or a function's entry that no call precedes, as makecontext()
-					     gives a fiber's function: the last frame) */
+					     or where a fiber library makes a fiber's function return to,
+					     no call before it: makecontext()'s __start_context,
+					     boost.context's exit; the last frame) */
 	SFRAME_BT_STOP_BUFFER_FULL = 2,   /* size frames were stored */
 	SFRAME_BT_STOP_NO_OBJECT = 3,     /* PC is in no loaded object */
 	SFRAME_BT_STOP_NO_UNWIND_INFO = 4,/* no SFrame row or CFI covers PC, and no fallback applies */

@@ -151,11 +151,11 @@ void sfb_mem_init_slow(struct sfb_mem *m, uintptr_t own_sp)
 	/* The page of the caller's own frame is readable, without a probe:
 	 * the caller is running on it.  Where that is not the thread's
 	 * stack (a fiber's or a coroutine's stack, a sigaltstack), the
-	 * walk's first frames lie there.  Nothing else is trusted without a
-	 * probe: not even the sigaltstack a ucontext names, since a garbage
-	 * ucontext can name anything. */
-	if (own_sp - lo >= hi - lo)
-		sfb_mem_add_window(m, page_down(own_sp), page_down(own_sp) + PAGE);
+	 * walk's first frames lie there; where it is, the thread's window
+	 * holds it already (sfb_mem_add_window() merges).  Nothing else is
+	 * trusted without a probe: not even the sigaltstack a ucontext
+	 * names, since a garbage ucontext can name anything. */
+	sfb_mem_add_window(m, page_down(own_sp), page_down(own_sp) + PAGE);
 	/* The stack the thread said it runs on: the caller's promise. */
 	uintptr_t flo = sfb_fstack_lo;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -74,25 +74,23 @@ void sfb_mem_add_window(struct sfb_mem *m, uintptr_t lo, uintptr_t hi);
 
 bool sfb_mem_slow_ok(struct sfb_mem *m, uintptr_t addr, unsigned size);
 
-static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
-				     unsigned size)
+/* The window holding [addr, addr + size), or NULL: window 0 first, the
+ * thread's own stack, where nearly every walk runs. */
+static inline const struct sfb_window *sfb_mem_window_of(const struct sfb_mem *m, uintptr_t addr,
+							 unsigned size)
 {
 	/* One subtraction and one compare per window: addr - lo wraps to a
 	 * huge value below lo.  Windows in use are at least a word long. */
 	for (unsigned i = 0; i < m->nwin; i++)
 		if (addr - m->win[i].lo <= m->win[i].hi - m->win[i].lo - size)
-			return true;
-	return false;
-}
-
-/* The window holding addr, or NULL: window 0 first, the thread's own
- * stack, where nearly every walk runs. */
-static inline const struct sfb_window *sfb_mem_window_of(const struct sfb_mem *m, uintptr_t addr)
-{
-	for (unsigned i = 0; i < m->nwin; i++)
-		if (addr - m->win[i].lo < m->win[i].hi - m->win[i].lo)
 			return &m->win[i];
 	return NULL;
+}
+
+static inline bool sfb_mem_in_window(const struct sfb_mem *m, uintptr_t addr,
+				     unsigned size)
+{
+	return sfb_mem_window_of(m, addr, size) != NULL;
 }
 
 /* Stack words belong to other frames, whose sanitizer redzones are not

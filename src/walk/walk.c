@@ -798,7 +798,7 @@ fast_run(struct walker *w, struct sfb_regs *r, struct position *at, const bool r
 	 * and a new run goes on in the grown window. */
 	const struct sfb_window *win = &w->mem.win[0];
 	if (__builtin_expect(sp - win->lo >= win->hi - win->lo, 0) &&
-	    !(win = sfb_mem_window_of(&w->mem, sp)))
+	    !(win = sfb_mem_window_of(&w->mem, sp, 1)))
 		return false;
 	const uintptr_t win_hi = win->hi;
 	if (sp % SFB_CFA_ALIGN || win_hi - sp >= SFB_MEMO_WINDOW_MAX)

@@ -151,12 +151,22 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	       INSN_IS(i, A64_BLRA_Z_MASK, A64_BLRA_Z) || INSN_IS(i, A64_BLRA_MASK, A64_BLRA);
 }
 
-/* boost.context's trampoline on this architecture is not recognised
- * (arch.h). */
+/* boost.context's make_fcontext() stores "finish" as the fiber's x30,
+ * and finish follows its own return:
+ *     ret x30
+ * finish:
+ *     mov x0, #0; bl _exit
+ * and ra is finish. */
+#define A64_RET_X30 0xd65f03c0u
+#define A64_MOV_X0_0 0xd2800000u /* movz x0, #0 */
+
 bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	(void)ra, (void)lo, (void)hi;
-	return false;
+	if (ra % INSN_LEN || ra < lo || ra > hi || ra - lo < INSN_LEN || hi - ra < 2 * INSN_LEN)
+		return false;
+	uint32_t i[3];
+	memcpy(i, (const void *)(ra - INSN_LEN), sizeof i);
+	return i[0] == A64_RET_X30 && i[1] == A64_MOV_X0_0 && INSN_IS(i[2], A64_BL_MASK, A64_BL);
 }
 
 /* The entry's frame record at x29: the caller's x29, then the return

@@ -127,13 +127,23 @@ uintptr_t sfb_arch_sigframe_saved_at(uintptr_t sp);
 /* Is ra just after a call instruction in [code_lo, code_hi)? */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);
 
+/* Whether the n bytes of code at c are want's (a loop, not memcmp(): the
+ * signal path calls nothing it need not). */
+static inline bool sfb_arch_code_is(const uint8_t *c, const uint8_t *want, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (c[i] != want[i])
+			return false;
+	return true;
+}
+
 /* Is ra, in [code_lo, code_hi), the exit of boost.context's fiber
  * trampoline (PHP's Fibers, Boost.Coroutine2, Boost.Asio's coroutines
- * use it), which its make_fcontext() pushes as the return address of a
- * fiber's function, no call before it and no CFI for it: the last frame
+ * use it), which its make_fcontext() gives a fiber's function as its
+ * return address, no call before it and no CFI for it: the last frame
  * of a fiber's stack, recognised by its code as the signal trampoline is
- * (walk.c, is_fiber_end()).  False where the architecture's is not
- * known. */
+ * (walk.c, is_fiber_end()).  Each architecture's file gives the code of
+ * boost's make_fcontext() for it. */
 bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t code_lo, uintptr_t code_hi);
 
 /* Remove pointer-authentication bits from a return address (AArch64). */

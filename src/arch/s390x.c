@@ -148,12 +148,21 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	       (room >= BASR_LEN && c[-BASR_LEN] == OP_BASR);
 }
 
-/* boost.context's trampoline on this architecture is not recognised
- * (arch.h). */
+/* boost.context's make_fcontext() stores "finish" as the fiber's r14,
+ * and finish follows its own return:
+ *     br %r14                      (07 fe)
+ * finish:
+ *     lghi %r2,0; brasl %r14,_exit (a7 29 00 00, c0 e5 ...)
+ * and ra is finish. */
 bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	(void)ra, (void)lo, (void)hi;
-	return false;
+	static const uint8_t br_r14[2] = { 0x07, 0xfe }, exit_[6] = { 0xa7, 0x29, 0x00, 0x00, 0xc0, 0xe5 };
+	if (ra % SFB_INSN_ALIGN || ra < lo || ra > hi || ra - lo < sizeof br_r14 ||
+	    hi - ra < sizeof exit_)
+		return false;
+	const uint8_t *c = (const uint8_t *)ra;
+	return sfb_arch_code_is(c - sizeof br_r14, br_r14, sizeof br_r14) &&
+	       sfb_arch_code_is(c, exit_, sizeof exit_);
 }
 
 /* The register save area keeps r2-r15 from offset 16 on. */

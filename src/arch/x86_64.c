@@ -168,14 +168,6 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
  * finish:
  *     [endbr64]; xor %rdi,%rdi; call _exit
  * and ra is finish. */
-static bool code_is(const uint8_t *c, const uint8_t *want, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (c[i] != want[i])
-			return false;
-	return true;
-}
-
 bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
 	static const uint8_t jump[3] = { 0x55, 0xff, 0xe3 }, exit_[3] = { 0x48, 0x31, 0xff },
@@ -183,11 +175,11 @@ bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	if (ra < lo || ra > hi || ra - lo < sizeof jump || hi - ra < sizeof endbr64 + sizeof exit_)
 		return false;
 	const uint8_t *c = (const uint8_t *)ra;
-	if (!code_is(c - sizeof jump, jump, sizeof jump))
+	if (!sfb_arch_code_is(c - sizeof jump, jump, sizeof jump))
 		return false;
-	if (code_is(c, endbr64, sizeof endbr64))
+	if (sfb_arch_code_is(c, endbr64, sizeof endbr64))
 		c += sizeof endbr64;
-	return code_is(c, exit_, sizeof exit_);
+	return sfb_arch_code_is(c, exit_, sizeof exit_);
 }
 
 /* The entry's frame record: saved %rbp at frame, the return address

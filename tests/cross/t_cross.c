@@ -24,7 +24,9 @@
  *               found again under its epoch, and under no other
  *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
  *               callback, one on a thread, one on a makecontext() fiber
- *               (to libc's trampoline, as libgcc), SIGUSR1 samples landing in
+ *               (to libc's trampoline, as libgcc), one on a fiber entered as
+ *               boost.context enters one (to its exit, as libgcc), SIGUSR1
+ *               samples landing in
  *               memset/memcpy/qsort; each to the outermost frame (_start,
  *               or the thread's first frame in libc); a context at a stub
  *               of libc's .plt, which has no CFI
@@ -88,7 +90,7 @@ enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_
        F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, F_CMP_WALK, F_SORT_CALLER,
        F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, F_CF_A,
        F_CF_B, F_CF_C, F_DRIVE_CFI, F_QSORT_R, F_SORT_BP, F_CMP_PLAIN, F_ACTION_PLT, F_FWALK,
-       F_FWALK_MAIN, NF };
+       F_FWALK_MAIN, F_BWALK, F_BFIB_BODY, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -99,7 +101,7 @@ static const char *const fn_name[NF] = {
 	"action_capture", "fp_a", "fp_b", "drive_fp", "cmp_walk", "sort_caller",
 	"main", "twalk", "twalk_main", "mem_loop", "mem_main", "__libc_start_main",
 	"cf_a", "cf_b", "cf_c", "drive_cfi", "qsort_r", "sort_bp", "cmp_plain", "action_plt",
-	"fwalk", "fwalk_main",
+	"fwalk", "fwalk_main", "bwalk", "bfib_body",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -1192,6 +1194,82 @@ static void test_libc_fiber(void)
 	      fib_gcc.n);
 }
 
+/* A fiber entered as boost.context's make_fcontext() enters one (PHP's
+ * Fibers), without CFI as there: bfib_start sets the return register to
+ * bfib_exit, the exit that follows the return of make_fcontext() itself,
+ * and branches to bfib_body, which walks and goes back to the caller for
+ * good.  The walk ends at the exit, as libgcc's _Unwind_Backtrace() ends
+ * there (no FDE covers it). */
+static struct sframe_bt_frame bfib_fr[MAXF];
+static struct sframe_bt_status bfib_st;
+static int bfib_n = -1;
+static struct gcc_trace bfib_gcc;
+static ucontext_t bfib_ctx, bfib_left;
+void bfib_start(void);
+extern const char bfib_exit[];
+#if defined(__aarch64__)
+__asm__(".text\n.globl bfib_start\n.type bfib_start, %function\n"
+	"bfib_start:\n"
+	"adr x30, bfib_exit\nmov x29, #0\nb bfib_body\n"
+	"ret x30\n"
+	".globl bfib_exit\nbfib_exit:\nmov x0, #0\nbl _exit\n"
+	".size bfib_start, .-bfib_start\n");
+#elif defined(__s390x__)
+__asm__(".text\n.globl bfib_start\n.type bfib_start, @function\n"
+	"bfib_start:\n"
+	"larl %r14,bfib_exit\njg bfib_body\n"
+	"br %r14\n"
+	".globl bfib_exit\nbfib_exit:\nlghi %r2,0\nbrasl %r14,_exit@PLT\n"
+	".size bfib_start, .-bfib_start\n");
+#elif defined(__x86_64__)
+__asm__(".text\n.globl bfib_start\n.type bfib_start, @function\n"
+	"bfib_start:\n"
+	"lea bfib_exit(%rip), %rbp\nlea bfib_body(%rip), %rbx\nand $-16, %rsp\n"
+	"push %rbp\njmp *%rbx\n"
+	".globl bfib_exit\nbfib_exit:\nxor %rdi, %rdi\ncall _exit@PLT\nhlt\n"
+	".size bfib_start, .-bfib_start\n");
+#endif
+
+__attribute__((noinline)) int bwalk(int x)
+{
+	bfib_n = sframe_backtrace_ex(NULL, bfib_fr, MAXF, 0, &bfib_st);
+	_Unwind_Backtrace(gcc_trace_cb, &bfib_gcc);
+	return x + 1;
+}
+
+__attribute__((noinline, used)) void bfib_body(void)
+{
+	bwalk(5);
+	swapcontext(&bfib_left, &fib_back);
+	_exit(1); /* never resumed */
+}
+
+static void test_boost_fiber(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	if (getcontext(&bfib_ctx)) {
+		CHECK(0, "boost fiber: getcontext");
+		return;
+	}
+	bfib_ctx.uc_stack.ss_sp = stack;
+	bfib_ctx.uc_stack.ss_size = sizeof stack;
+	bfib_ctx.uc_link = NULL;
+	makecontext(&bfib_ctx, bfib_start, 0);
+	if (swapcontext(&fib_back, &bfib_ctx)) {
+		CHECK(0, "boost fiber: swapcontext");
+		return;
+	}
+	bool ok = bfib_n == 3 && in_fn(&bfib_fr[0], F_BWALK) && in_fn(&bfib_fr[1], F_BFIB_BODY) &&
+		  bfib_fr[2].pc == (uintptr_t)bfib_exit && bfib_st.stop == SFRAME_BT_STOP_OUTERMOST;
+	if (!ok)
+		show("boost fiber", bfib_fr, bfib_n, &bfib_st);
+	CHECK(ok, "boost fiber: bwalk, bfib_body, then the exit make_fcontext() gave it, "
+		  "outermost (%d frames, stop %s)", bfib_n, sframe_bt_stop_name(bfib_st.stop));
+	CHECK(same_as_libgcc(bfib_fr, bfib_n, &bfib_gcc),
+	      "boost fiber: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)",
+	      bfib_gcc.n);
+}
+
 /* SIGUSR1 samples of threads copying big buffers (memset, memcpy) and
  * sorting them (qsort, calling back cmp_plain): those that land in libc,
  * or in cmp_plain under libc's frames, walk through libc's frames to the
@@ -1468,6 +1546,7 @@ int main(int argc, char **argv)
 		cfi_lib ? dlsym(cfi_lib, "cf_c") : NULL, (void *)drive_cfi,
 		dlsym(RTLD_DEFAULT, "qsort_r"), (void *)sort_bp, (void *)cmp_plain,
 		(void *)action_plt, (void *)fwalk, (void *)fwalk_main,
+		(void *)bwalk,	     (void *)bfib_body,
 	};
 	test_memo();
 	bool all = true;
@@ -1537,6 +1616,7 @@ int main(int argc, char **argv)
 		test_libc_sample();
 		test_libc_plt();
 	}
+	test_boost_fiber();
 	test_every_insn();
 	CHECK_DONE();
 }

@@ -452,6 +452,16 @@ static bool fp_allowed(const struct walker *w, const struct sfb_object *o)
 	return (w->flags & SFRAME_BT_FP_FALLBACK_ANY) != 0;
 }
 
+#if SFB_FP_RULE
+/* Does regs->pc lie in the stack window that holds regs->sp (the stack
+ * being walked: never code)? */
+static bool on_the_stack(const struct walker *w, const struct sfb_regs *regs)
+{
+	const struct sfb_window *s = sfb_mem_window_of(&w->mem, regs->sp, 1);
+	return s && regs->pc - s->lo < s->hi - s->lo;
+}
+#endif
+
 /* Is the code at pc the kernel's signal-return trampoline (arch.h)?
  * [lo, hi): where code may be read directly (the object's executable
  * segment); with lo == hi, the code is read through the walk's checked
@@ -633,8 +643,12 @@ find_frame_row(struct walker *w, const struct sfb_regs *regs, const struct posit
 #if SFB_FP_RULE
 		/* Code in no object and not registered (a JIT that keeps frame
 		 * pointers and registers nothing, as V8): the validated
-		 * frame-pointer rule, where the caller allows it anywhere. */
-		if (stop == SFRAME_BT_STOP_NO_OBJECT && (w->flags & SFRAME_BT_FP_FALLBACK_ANY)) {
+		 * frame-pointer rule, where the caller allows it anywhere.  A
+		 * return address on the stack being walked is not code: a word
+		 * that a frame-pointer step took from a function's realigned
+		 * frame (libjpeg-turbo's SIMD code keeps its frame record so). */
+		if (stop == SFRAME_BT_STOP_NO_OBJECT && (w->flags & SFRAME_BT_FP_FALLBACK_ANY) &&
+		    (at->exact || !on_the_stack(w, regs))) {
 			f->is_frame = true;
 			f->rule = &fp_row;
 			f->source = SFRAME_BT_FROM_FRAME_POINTER;

@@ -991,6 +991,47 @@ static void test_fp_row_refused(void)
 	      "as the general path would apply it (%d of %d)", good, total);
 }
 
+/* A frame-pointer step out of code in no object (SFRAME_BT_FP_FALLBACK_ANY,
+ * as for a JIT that registers nothing) to a frame record whose return
+ * address lies on the stack: a realigned frame's word (libjpeg-turbo's
+ * SIMD code stores its frame record so), which is no code.  The walk
+ * stops there as at any return address in no object (no-object, not a
+ * frame) instead of reporting it as a frame and stepping on from it as
+ * code.  The same record with a return address
+ * in code is walked through. */
+static void test_fp_fallback_ra_on_stack(void)
+{
+	if (!SFB_FP_RULE || !fp_record_pc())
+		return;
+	char *none = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (none == MAP_FAILED) {
+		CHECK(0, "mmap");
+		return;
+	}
+	uintptr_t pc = (uintptr_t)none + 16; /* in no object */
+	uintptr_t frame[64];
+	plausible_frame(frame);
+	uintptr_t sp = (uintptr_t)&frame[8], fp = (uintptr_t)&frame[16];
+	frame[16] = (uintptr_t)&frame[24];
+	frame[17] = (uintptr_t)&frame[40];
+	int good = walk_from("FP step to a return address on the stack", 2, SFRAME_BT_FP_FALLBACK_ANY,
+			     pc, sp, fp, 1, 0, SFRAME_BT_STOP_NO_OBJECT);
+	CHECK(good == 2, "a frame-pointer step out of code in no object to a return address on "
+	      "the stack: no frame, no-object (%d of 2 walks)", good);
+	frame[17] = fp_vla_ra;
+	ucontext_t uc;
+	set_regs(&uc, pc, sp, fp);
+	struct stats st = { .name = "FP step to a return address in code" };
+	struct sframe_bt_frame f[8];
+	struct sframe_bt_status status;
+	int n = walk_checked(&st, &uc, SFRAME_BT_FP_FALLBACK_ANY, 8, f, &status);
+	CHECK(st.bad == 0 && n >= 2 && f[1].pc == fp_vla_ra &&
+		      f[1].source == SFRAME_BT_FROM_FRAME_POINTER,
+	      "the same record with a return address in code: its frame by the frame-pointer "
+	      "rule (%d frames, stop %s)", n, sframe_bt_stop_name(status.stop));
+	munmap(none, (size_t)page);
+}
+
 /* Frame 0 at an exact PC X whose return address is X again: frame 1's row
  * is that of the return address X (of the call before it), not the exact
  * PC's, which the fast path holds in registers.  They differ where a call
@@ -1261,6 +1302,7 @@ int main(void)
 	test_fp_row_fp_unchanged();
 	test_fp_row_not_record();
 	test_fp_row_refused();
+	test_fp_fallback_ra_on_stack();
 	test_no_eh_frame_epoch();
 	test_exact_row_not_reused();
 	test_unreadable_first_page();

@@ -1168,21 +1168,33 @@ __attribute__((noinline)) void fwalk_main(void)
 	fwalk(7);
 }
 
+/* Run fn on ctx, a makecontext() context on a stack of its own, from
+ * fib_back, to which fn comes back (through link, or by a swapcontext()
+ * of its own). */
+#define FIB_STACK (64 * 1024)
+static bool run_fiber(const char *what, ucontext_t *ctx, char *stack, void (*fn)(void),
+		      ucontext_t *link)
+{
+	if (getcontext(ctx)) {
+		CHECK(0, "%s: getcontext", what);
+		return false;
+	}
+	ctx->uc_stack.ss_sp = stack;
+	ctx->uc_stack.ss_size = FIB_STACK;
+	ctx->uc_link = link;
+	makecontext(ctx, fn, 0);
+	if (swapcontext(&fib_back, ctx)) {
+		CHECK(0, "%s: swapcontext", what);
+		return false;
+	}
+	return true;
+}
+
 static void test_libc_fiber(void)
 {
-	static char stack[64 * 1024] __attribute__((aligned(16)));
-	if (getcontext(&fib_ctx)) {
-		CHECK(0, "libc fiber: getcontext");
+	static char stack[FIB_STACK] __attribute__((aligned(16)));
+	if (!run_fiber("libc fiber", &fib_ctx, stack, fwalk_main, &fib_back))
 		return;
-	}
-	fib_ctx.uc_stack.ss_sp = stack;
-	fib_ctx.uc_stack.ss_size = sizeof stack;
-	fib_ctx.uc_link = &fib_back;
-	makecontext(&fib_ctx, fwalk_main, 0);
-	if (swapcontext(&fib_back, &fib_ctx)) {
-		CHECK(0, "libc fiber: swapcontext");
-		return;
-	}
 	bool ok = fib_n == 3 && in_fn(&fib_fr[0], F_FWALK) && in_fn(&fib_fr[1], F_FWALK_MAIN) &&
 		  in_libc(&fib_fr[2]) && fib_st.stop == SFRAME_BT_STOP_OUTERMOST;
 	if (!ok)
@@ -1246,19 +1258,9 @@ __attribute__((noinline, used)) void bfib_body(void)
 
 static void test_boost_fiber(void)
 {
-	static char stack[64 * 1024] __attribute__((aligned(16)));
-	if (getcontext(&bfib_ctx)) {
-		CHECK(0, "boost fiber: getcontext");
+	static char stack[FIB_STACK] __attribute__((aligned(16)));
+	if (!run_fiber("boost fiber", &bfib_ctx, stack, bfib_start, NULL))
 		return;
-	}
-	bfib_ctx.uc_stack.ss_sp = stack;
-	bfib_ctx.uc_stack.ss_size = sizeof stack;
-	bfib_ctx.uc_link = NULL;
-	makecontext(&bfib_ctx, bfib_start, 0);
-	if (swapcontext(&fib_back, &bfib_ctx)) {
-		CHECK(0, "boost fiber: swapcontext");
-		return;
-	}
 	bool ok = bfib_n == 3 && in_fn(&bfib_fr[0], F_BWALK) && in_fn(&bfib_fr[1], F_BFIB_BODY) &&
 		  bfib_fr[2].pc == (uintptr_t)bfib_exit && bfib_st.stop == SFRAME_BT_STOP_OUTERMOST;
 	if (!ok)

@@ -156,7 +156,8 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
  * and ra is finish. */
 bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	static const uint8_t br_r14[2] = { 0x07, 0xfe }, exit_[6] = { 0xa7, 0x29, 0x00, 0x00, 0xc0, 0xe5 };
+	static const uint8_t br_r14[2] = { 0x07, 0xfe },
+			     exit_[6] = { 0xa7, 0x29, 0x00, 0x00, 0xc0, 0xe5 };
 	if (ra % SFB_INSN_ALIGN || ra < lo || ra > hi || ra - lo < sizeof br_r14 ||
 	    hi - ra < sizeof exit_)
 		return false;

@@ -169,6 +169,58 @@ bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 	return i[0] == A64_RET_X30 && i[1] == A64_MOV_X0_0 && INSN_IS(i[2], A64_BL_MASK, A64_BL);
 }
 
+/* glibc's lazy-binding resolver (_dl_runtime_resolve) is entered from
+ * the PLT header, which pushed x16 and x30 (stp x16, x30, [sp, #-16]!),
+ * and its CFI leaves those 16 bytes out: its CFA is SP at its entry, 16
+ * below the caller's SP, with x30 saved above it, at CFA + 8.  Applied as
+ * written, the caller's CFA comes out 16 low and its return address is
+ * read from the PLT's push: the caller again, then garbage.  A return
+ * address saved above the CFA is never right (that is the caller's
+ * frame), and this is the one place it is known: the CFA is moved up
+ * over the push, which puts x30 at CFA - 8, and every slot the row reads
+ * from the CFA moves with it.  The resolver's first instruction, where
+ * glibc puts a landing pad (bti c, or a nop in its place) before the CFI
+ * saves x30, has the row of any function's entry (CFA = SP, x30 live):
+ * it is told by its code, the landing pad and then the save of x8 and x9
+ * that no compiled function opens with. */
+#define PLT_PUSH 16
+#define A64_NOP 0xd503201fu
+#define A64_STP_X8_X9_PRE 0xa98027e8u /* stp x8, x9, [sp, #-imm]! */
+#define A64_STP_PRE_IMM_MASK 0xffc07fffu
+
+static void move_cfa_slot(struct sfb_loc *l)
+{
+	if (l->kind == SFB_LOC_EXPR && l->reg == SFB_REG_CFA)
+		l->off -= PLT_PUSH;
+}
+
+static bool is_resolver_entry(uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	if (pc % INSN_LEN || pc < lo || pc > hi || hi - pc < 2 * INSN_LEN)
+		return false;
+	uint32_t i[2];
+	memcpy(i, (const void *)pc, sizeof i);
+	return (i[0] == A64_BTI_C || i[0] == A64_NOP) &&
+	       INSN_IS(i[1], A64_STP_PRE_IMM_MASK, A64_STP_X8_X9_PRE);
+}
+
+void sfb_arch_fix_row(uintptr_t pc, uintptr_t lo, uintptr_t hi, struct sfb_row *row)
+{
+	if (row->cfa.kind != SFB_LOC_EXPR || row->cfa.deref || row->cfa.off > INT32_MAX - PLT_PUSH)
+		return;
+	bool ra_above = row->ra.kind == SFB_LOC_EXPR && row->ra.deref &&
+			row->ra.reg == SFB_REG_CFA && row->ra.off == 8;
+	bool at_entry = row->ra.kind == SFB_LOC_SAME && row->cfa.reg == SFB_DWARF_SP &&
+			row->cfa.off == 0 && pc == row->func_start && is_resolver_entry(pc, lo, hi);
+	if (!ra_above && !at_entry)
+		return;
+	row->cfa.off += PLT_PUSH;
+	move_cfa_slot(&row->ra);
+	move_cfa_slot(&row->fp);
+	for (unsigned k = 0; k < row->nregs && k < SFB_ROW_REGS; k++)
+		move_cfa_slot(&row->regs[k].loc);
+}
+
 /* The entry's frame record at x29: the caller's x29, then the return
  * address (signed if the library is built with pac-ret: stripped); the
  * caller's SP is the entry's CFA. */

@@ -26,6 +26,7 @@
 /* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
 #define SFB_ARCH_FIXES_TOPMOST 0
+#define SFB_ARCH_FIXES_ROWS 1
 
 /* The frame record x29 points at: {x29, x30}.  The record need not sit at
  * the top of the frame, so the CFA this gives may lie below the real one:

@@ -52,10 +52,10 @@ extern const uint8_t sfb_arch_abi;
  *   SFB_SIGRETURN_LEN, SFB_INSN_ALIGN: the length of the signal-return
  *     trampoline's code (sfb_arch_sigreturn_code) and the alignment of
  *     an instruction.
- *   SFB_ARCH_PAC, SFB_ARCH_FIXES_TOPMOST: whether the architecture needs
- *     sfb_arch_strip_pac() and sfb_arch_fix_topmost_row() (below); one
- *     that does not gets the inline no-op written here, which the
- *     walker's calls compile away to.
+ *   SFB_ARCH_PAC, SFB_ARCH_FIXES_TOPMOST, SFB_ARCH_FIXES_ROWS: whether
+ *     the architecture needs sfb_arch_strip_pac(), sfb_arch_fix_topmost_row()
+ *     and sfb_arch_fix_row() (below); one that does not gets the inline
+ *     no-op written here, which the walker's calls compile away to.
  *   SFB_FP_RULE: whether the ABI has a frame-pointer rule (a frame record
  *     of the caller's FP and RA at FP): CFA = FP + SFB_FP_CFA_OFFSET, RA
  *     and FP saved at CFA + SFB_FP_RA_OFFSET and CFA + SFB_FP_FP_OFFSET;
@@ -177,6 +177,21 @@ void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi
 #else
 static inline void sfb_arch_fix_topmost_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,
 					    struct sfb_row *row)
+{
+	(void)pc, (void)code_lo, (void)code_hi, (void)row;
+}
+#endif
+
+/* Correct the row for pc, in code [code_lo, code_hi), where a known
+ * toolchain or library gets it wrong at any frame (AArch64: glibc's
+ * lazy-binding resolver, whose CFA leaves out what the PLT pushed), as
+ * the object's own tables give it, before the walk applies or memoises
+ * it. */
+#if SFB_ARCH_FIXES_ROWS
+void sfb_arch_fix_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi, struct sfb_row *row);
+#else
+static inline void sfb_arch_fix_row(uintptr_t pc, uintptr_t code_lo, uintptr_t code_hi,
+				    struct sfb_row *row)
 {
 	(void)pc, (void)code_lo, (void)code_hi, (void)row;
 }

@@ -33,6 +33,7 @@
 
 #define SFB_ARCH_PAC 0
 #define SFB_ARCH_FIXES_TOPMOST 0
+#define SFB_ARCH_FIXES_ROWS 0
 
 /* r11 is a frame pointer only by convention, with no record of the
  * caller's FP and RA at a fixed place: no frame-pointer rule. */

@@ -29,6 +29,7 @@
 
 #define SFB_ARCH_PAC 0
 #define SFB_ARCH_FIXES_TOPMOST 1 /* .plt.got stubs (x86_64.c) */
+#define SFB_ARCH_FIXES_ROWS 0
 
 /* push %rbp; mov %rsp, %rbp: the caller's rbp at rbp, the return
  * address above it, and the caller's SP above that. */

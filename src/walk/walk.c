@@ -574,6 +574,8 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 		if (by_range && !why_no_row)
 			sfb_cfi_cache_put(key, epoch, row, o->map_start, o->map_end);
 	}
+	if (!why_no_row)
+		sfb_arch_fix_row(pc, o->exec_lo, o->exec_hi, row);
 	if (why_no_row || (row->flags & SFB_ROW_SIGNAL))
 		f->sigreturn = is_sigreturn(w, pc, o->exec_lo, o->exec_hi);
 	if (exact || f->sigreturn)

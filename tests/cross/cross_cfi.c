@@ -32,3 +32,15 @@ __attribute__((noinline)) int cf_a(cross_cb cb, int x)
 	int r = cf_b(cb, v[0] & 31);
 	return r + v[7];
 }
+
+/* A call through this library's PLT to a function of the program:
+ * dlopen()ed with RTLD_LAZY, its first call goes through the dynamic
+ * linker's lazy-binding resolver, and the program's function is an IFUNC,
+ * whose resolver the dynamic linker runs from there (t_cross walks from
+ * it, through the resolver's frame). */
+int cross_lazy_target(int x);
+
+__attribute__((noinline)) int cf_lazy(int x)
+{
+	return cross_lazy_target(x) + 1;
+}

@@ -22,6 +22,8 @@
  *   memo        the row memo's entries, whose sequence number and epoch
  *               are read as one word: on this byte order a row put is
  *               found again under its epoch, and under no other
+ *   lazy        a walk from an IFUNC resolver that the dynamic linker runs
+ *               while binding a PLT call lazily, through its resolver
  *   libc        whole stacks through libc's .eh_frame: a walk from qsort's
  *               callback, one on a thread, one on a makecontext() fiber
  *               (to libc's trampoline, as libgcc), one on a fiber entered as
@@ -45,6 +47,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -55,6 +58,7 @@
 #include "loaded_object.h"
 #include "sig_install.h"
 #include "uc_regs.h"
+#include "objects/objcache.h"
 #include "walk/rowmemo.h"
 
 #if defined(__aarch64__)
@@ -90,7 +94,7 @@ enum { F_ACTION_WALK, F_SPIN, F_ACTION_TRAP, F_CB, F_LB_C, F_LB_B, F_LB_A, F_EX_
        F_FX_DRIVE, F_ACTION_CAPTURE, F_FP_A, F_FP_B, F_DRIVE_FP, F_CMP_WALK, F_SORT_CALLER,
        F_MAIN, F_TWALK, F_TWALK_MAIN, F_MEM_LOOP, F_MEM_MAIN, F_LIBC_START_MAIN, F_CF_A,
        F_CF_B, F_CF_C, F_DRIVE_CFI, F_QSORT_R, F_SORT_BP, F_CMP_PLAIN, F_ACTION_PLT, F_FWALK,
-       F_FWALK_MAIN, F_BWALK, F_BFIB_BODY, NF };
+       F_FWALK_MAIN, F_BWALK, F_BFIB_BODY, F_CF_LAZY, F_LAZY_RESOLVE, F_LAZY_DRIVE, NF };
 /* The prebuilt fixture library's functions (tests/fixtures), after those. */
 #define FX_MAX 24
 #define F_ANY_FX (-1) /* expected: any fixture function (several call fx_lib_use) */
@@ -101,7 +105,7 @@ static const char *const fn_name[NF] = {
 	"action_capture", "fp_a", "fp_b", "drive_fp", "cmp_walk", "sort_caller",
 	"main", "twalk", "twalk_main", "mem_loop", "mem_main", "__libc_start_main",
 	"cf_a", "cf_b", "cf_c", "drive_cfi", "qsort_r", "sort_bp", "cmp_plain", "action_plt",
-	"fwalk", "fwalk_main", "bwalk", "bfib_body",
+	"fwalk", "fwalk_main", "bwalk", "bfib_body", "cf_lazy", "lazy_resolve", "lazy_drive",
 };
 static uintptr_t fn_lo[NF + FX_MAX], fn_hi[NF + FX_MAX];
 static const char *fx_name[FX_MAX];
@@ -1272,6 +1276,123 @@ static void test_boost_fiber(void)
 	      bfib_gcc.n);
 }
 
+/* Lazy binding: cross_cfi.so's cf_lazy calls cross_lazy_target through
+ * its PLT, bound at that first call by the dynamic linker's resolver
+ * (_dl_runtime_resolve, entered from the PLT header), which runs the
+ * program's IFUNC resolver for it: a walk from there crosses the
+ * resolver's frame.  glibc's AArch64 resolver has CFI whose CFA leaves out
+ * the PLT header's push (arch.h, sfb_arch_fix_row()); as written it gives
+ * cf_lazy twice and then garbage, as libgcc's unwinder gives it.  Ground
+ * truth is the chain: lazy_resolve, the dynamic linker's frames,
+ * cf_lazy once, lazy_drive, on to the outermost frame. */
+static struct sframe_bt_frame lazy_fr[MAXF];
+static struct sframe_bt_status lazy_st;
+static int lazy_n = -1;
+
+static int lazy_impl(int x)
+{
+	return x * 2;
+}
+
+__attribute__((noinline)) int (*lazy_resolve(void))(int)
+{
+	lazy_n = sframe_backtrace_ex(NULL, lazy_fr, MAXF, 0, &lazy_st);
+	return lazy_impl;
+}
+
+int cross_lazy_target(int x) __attribute__((ifunc("lazy_resolve")));
+
+__attribute__((noinline)) int lazy_drive(int (*f)(int), int x)
+{
+	return f(x) + 1;
+}
+
+/* Is pc in the dynamic linker (loaded at AT_BASE)? */
+static bool in_ld_so(uintptr_t pc)
+{
+	Dl_info info;
+	return dladdr((void *)(pc - 1), &info) && info.dli_fbase &&
+	       (uintptr_t)info.dli_fbase == getauxval(AT_BASE);
+}
+
+#if defined(__aarch64__)
+/* sfb_arch_fix_row() on the rows glibc's AArch64 resolver has, over its
+ * code written out here, and on an ordinary function's: the resolver's
+ * CFA moves up over the PLT's 16 bytes at its landing pad and wherever
+ * its row saves x30 above the CFA; nothing else moves.  (At the landing
+ * pad no walk through the real resolver can be made to stop.) */
+static void test_resolver_rows(void)
+{
+	static const uint32_t resolver[3] = { 0xd503245f /* bti c */,
+					      0xa9b327e8 /* stp x8, x9, [sp, #-208]! */,
+					      0xa9011fe6 /* stp x6, x7, [sp, #16] */ };
+	static const uint32_t plain[3] = { 0xd503245f /* bti c */,
+					   0xa9bf7bfd /* stp x29, x30, [sp, #-16]! */,
+					   0x910003fd /* mov x29, sp */ };
+	uintptr_t r = (uintptr_t)resolver, p = (uintptr_t)plain;
+	const struct sfb_row entry = { .cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, 0 },
+				       .ra = { SFB_LOC_SAME, 0, 0, 0 } };
+	struct sfb_row e = entry;
+	e.func_start = r;
+	sfb_arch_fix_row(r, r, r + sizeof resolver, &e);
+	struct sfb_row body = { .func_start = r, .cfa = { SFB_LOC_EXPR, 0, SFB_DWARF_SP, 208 },
+				.ra = { SFB_LOC_EXPR, 1, SFB_REG_CFA, 8 }, .nregs = 1 };
+	body.regs[0] = (struct sfb_reg_rule){ 8, { SFB_LOC_EXPR, 1, SFB_REG_CFA, -208 } };
+	sfb_arch_fix_row(r + 8, r, r + sizeof resolver, &body);
+	CHECK(e.cfa.off == 16 && e.ra.kind == SFB_LOC_SAME && body.cfa.off == 224 &&
+		      body.ra.off == -8 && body.regs[0].loc.off == -224,
+	      "resolver rows: the landing pad's CFA SP+%d (16), the body's SP+%d (224) with x30 "
+	      "at CFA%+d (-8), x8 at CFA%+d (-224)",
+	      e.cfa.off, body.cfa.off, body.ra.off, body.regs[0].loc.off);
+	struct sfb_row pe = entry, later = entry;
+	pe.func_start = p;
+	sfb_arch_fix_row(p, p, p + sizeof plain, &pe);
+	later.func_start = r;
+	sfb_arch_fix_row(r + 4, r, r + sizeof resolver, &later);
+	CHECK(pe.cfa.off == 0 && later.cfa.off == 0,
+	      "an ordinary function's entry row, and a CFA = SP row past the resolver's landing "
+	      "pad, are left alone (CFA SP+%d, SP+%d)", pe.cfa.off, later.cfa.off);
+}
+#endif
+
+static void test_lazy_binding(void *cfi_lib)
+{
+	int (*cf_lazy)(int) = NULL;
+	if (cfi_lib)
+		*(void **)&cf_lazy = dlsym(cfi_lib, "cf_lazy");
+	if (!cf_lazy) {
+		CHECK(0, "lazy binding: cf_lazy in cross_cfi.so");
+		return;
+	}
+	int r = lazy_drive(cf_lazy, 5);
+	int k = 1, ld = 0;
+	while (k < lazy_n && in_ld_so(lazy_fr[k].pc))
+		k++, ld++;
+	bool ok = r == 12 && lazy_n > k + 1 && in_fn(&lazy_fr[0], F_LAZY_RESOLVE) && ld >= 1 &&
+		  in_fn(&lazy_fr[k], F_CF_LAZY) && in_fn(&lazy_fr[k + 1], F_LAZY_DRIVE) &&
+		  lazy_st.stop == SFRAME_BT_STOP_OUTERMOST;
+	if (!ok)
+		show("lazy binding", lazy_fr, lazy_n, &lazy_st);
+	CHECK(ok, "lazy binding: a walk from an IFUNC resolver run at a PLT call's first binding: "
+		  "lazy_resolve, %d frames of the dynamic linker, cf_lazy once, lazy_drive, to the "
+		  "outermost frame (%d frames, stop %s)", ld, lazy_n, sframe_bt_stop_name(lazy_st.stop));
+#if defined(__aarch64__)
+	/* The resolver's own entry row, as this glibc's CFI gives it, and
+	 * corrected: its landing pad told by its code. */
+	struct sfb_object o;
+	struct sfb_row row, at;
+	uintptr_t ra = k >= 2 ? lazy_fr[k - 1].pc : 0;
+	bool got = ra && sfb_objcache_find(ra, &o) == 0 && sfb_object_row(&o, ra - 1, 0, &row) == 0 &&
+		   sfb_object_row(&o, row.func_start, 0, &at) == 0;
+	int before = got ? at.cfa.off : -1;
+	if (got)
+		sfb_arch_fix_row(row.func_start, o.exec_lo, o.exec_hi, &at);
+	CHECK(got && before == 0 && at.cfa.off == 16 && at.ra.kind == SFB_LOC_SAME,
+	      "lazy binding: the dynamic linker's resolver's entry row, CFA SP+%d as its CFI has "
+	      "it, SP+%d corrected (16)", before, got ? at.cfa.off : -1);
+#endif
+}
+
 /* SIGUSR1 samples of threads copying big buffers (memset, memcpy) and
  * sorting them (qsort, calling back cmp_plain): those that land in libc,
  * or in cmp_plain under libc's frames, walk through libc's frames to the
@@ -1532,7 +1653,7 @@ int main(int argc, char **argv)
 	/* cross_cfi.so, next to it too. */
 	snprintf(slash ? slash + 1 : fp_path, sizeof fp_path - (size_t)(slash ? slash + 1 - fp_path : 0),
 		 "cross_cfi.so");
-	void *cfi_lib = dlopen(fp_path, RTLD_NOW);
+	void *cfi_lib = dlopen(fp_path, RTLD_LAZY); /* cf_lazy's call is bound lazily */
 	if (cfi_lib)
 		*(void **)&cf_a = dlsym(cfi_lib, "cf_a");
 	void *fp[NF] = {
@@ -1549,6 +1670,7 @@ int main(int argc, char **argv)
 		dlsym(RTLD_DEFAULT, "qsort_r"), (void *)sort_bp, (void *)cmp_plain,
 		(void *)action_plt, (void *)fwalk, (void *)fwalk_main,
 		(void *)bwalk,	     (void *)bfib_body,
+		cfi_lib ? dlsym(cfi_lib, "cf_lazy") : NULL, (void *)lazy_resolve, (void *)lazy_drive,
 	};
 	test_memo();
 	bool all = true;
@@ -1619,6 +1741,10 @@ int main(int argc, char **argv)
 		test_libc_plt();
 	}
 	test_boost_fiber();
+	test_lazy_binding(cfi_lib);
+#if defined(__aarch64__)
+	test_resolver_rows();
+#endif
 	test_every_insn();
 	CHECK_DONE();
 }

@@ -1194,6 +1194,20 @@ static bool run_fiber(const char *what, ucontext_t *ctx, char *stack, void (*fn)
 	return true;
 }
 
+/* A fiber's walk: ok (its frames as want says, outermost), and the same
+ * return addresses as libgcc's walk g from the same place. */
+static void check_fiber_walk(const char *what, const char *want, bool ok,
+			     const struct sframe_bt_frame *fr, int n,
+			     const struct sframe_bt_status *st, const struct gcc_trace *g)
+{
+	if (!ok)
+		show(what, fr, n, st);
+	CHECK(ok, "%s: %s, outermost (%d frames, stop %s)", what, want, n,
+	      sframe_bt_stop_name(st->stop));
+	CHECK(same_as_libgcc(fr, n, g),
+	      "%s: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)", what, g->n);
+}
+
 static void test_libc_fiber(void)
 {
 	static char stack[FIB_STACK] __attribute__((aligned(16)));
@@ -1201,13 +1215,8 @@ static void test_libc_fiber(void)
 		return;
 	bool ok = fib_n == 3 && in_fn(&fib_fr[0], F_FWALK) && in_fn(&fib_fr[1], F_FWALK_MAIN) &&
 		  in_libc(&fib_fr[2]) && fib_st.stop == SFRAME_BT_STOP_OUTERMOST;
-	if (!ok)
-		show("libc fiber", fib_fr, fib_n, &fib_st);
-	CHECK(ok, "libc fiber: fwalk, fwalk_main, then libc's trampoline makecontext() gave it, "
-		  "outermost (%d frames, stop %s)", fib_n, sframe_bt_stop_name(fib_st.stop));
-	CHECK(same_as_libgcc(fib_fr, fib_n, &fib_gcc),
-	      "libc fiber: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)",
-	      fib_gcc.n);
+	check_fiber_walk("libc fiber", "fwalk, fwalk_main, then libc's trampoline makecontext() gave it",
+			 ok, fib_fr, fib_n, &fib_st, &fib_gcc);
 }
 
 /* A fiber entered as boost.context's make_fcontext() enters one (PHP's
@@ -1267,13 +1276,8 @@ static void test_boost_fiber(void)
 		return;
 	bool ok = bfib_n == 3 && in_fn(&bfib_fr[0], F_BWALK) && in_fn(&bfib_fr[1], F_BFIB_BODY) &&
 		  bfib_fr[2].pc == (uintptr_t)bfib_exit && bfib_st.stop == SFRAME_BT_STOP_OUTERMOST;
-	if (!ok)
-		show("boost fiber", bfib_fr, bfib_n, &bfib_st);
-	CHECK(ok, "boost fiber: bwalk, bfib_body, then the exit make_fcontext() gave it, "
-		  "outermost (%d frames, stop %s)", bfib_n, sframe_bt_stop_name(bfib_st.stop));
-	CHECK(same_as_libgcc(bfib_fr, bfib_n, &bfib_gcc),
-	      "boost fiber: the same return addresses as libgcc's _Unwind_Backtrace (%d frames)",
-	      bfib_gcc.n);
+	check_fiber_walk("boost fiber", "bwalk, bfib_body, then the exit make_fcontext() gave it", ok,
+			 bfib_fr, bfib_n, &bfib_st, &bfib_gcc);
 }
 
 /* Lazy binding: cross_cfi.so's cf_lazy calls cross_lazy_target through

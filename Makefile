@@ -88,7 +88,7 @@ include tests/tests.mk
 # link the host's libunwind.
 ifneq ($(ARCH),x86_64)
 TEST_BINS := $(filter-out $(addprefix $(B)/tests/,t_every_insn t_walk_chains t_overflow \
-	t_cfi t_unw_compare t_fibers t_jit t_jit_scale t_jit_churn),$(TEST_BINS))
+	t_cfi t_unw_compare t_fibers t_jit t_jit_scale t_jit_churn t_start_nocfi),$(TEST_BINS))
 endif
 
 # Build everything `make test` runs, without running it (cross builds).

@@ -19,6 +19,7 @@
 
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "arch/arch.h"
 #include "rows/cfi.h"
@@ -528,6 +529,20 @@ static __attribute__((noinline)) bool is_fiber_end(struct walker *w, const struc
 	return true;
 }
 
+/* Is the return address pc in the program's entry function (_start, at
+ * AT_ENTRY), which calls __libc_start_main() at most this far in?  Its
+ * frame is the outermost: where no row covers it (Debian's arm64 bc and
+ * dc link no CFI for it), the walk ends there as it ends at an undefined
+ * return address, as libgcc's unwinder ends there too.  Only the stop
+ * reason changes: no row, no frame above it either way. */
+#define PROGRAM_START_MAX 128
+
+static bool in_program_start(uintptr_t pc)
+{
+	uintptr_t entry = getauxval(AT_ENTRY);
+	return entry && pc > entry && pc - entry <= PROGRAM_START_MAX;
+}
+
 /* The row that object o gives for the frame at pc into f->row, or that the
  * memo holds for it (rowmemo.h; marked SFB_ROW_MEMO); f->sigreturn if the
  * frame is the kernel's signal trampoline, recognised by its code.
@@ -590,6 +605,10 @@ row_from_object(struct walker *w, const struct sfb_object *o, uintptr_t pc, bool
 			return 0;
 		f->is_frame = false;
 		return SFRAME_BT_STOP_BAD_RA;
+	}
+	if (why_no_row == SFRAME_BT_STOP_NO_UNWIND_INFO && in_program_start(pc)) {
+		*row = (struct sfb_row){ .flags = SFB_ROW_OUTERMOST };
+		return 0;
 	}
 	return why_no_row;
 }

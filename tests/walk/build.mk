@@ -56,3 +56,8 @@ $(B)/tests/t_unw_compare: tests/walk/t_unw_compare.c tests/walk/walk_common.h te
 # chain's recorded return addresses; probes counted through syscall().
 $(B)/tests/t_fibers: tests/walk/t_fibers.c $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
 	$(CC) $(TESTFLAGS) $(CHAIN_CFLAGS) -rdynamic $< -o $@ $(STATIC) -lunwind -ldl -lpthread
+
+# t_start_nocfi: a program entered through an entry function without CFI
+# (-e nocfi_start); x86-64 assembly.
+$(B)/tests/t_start_nocfi: tests/walk/t_start_nocfi.c $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
+	$(CC) $(TESTFLAGS) -rdynamic -Wl,-e,nocfi_start $< -o $@ $(STATIC) -ldl -lpthread

@@ -90,6 +90,14 @@ static inline void unw_cmp_walk_unw(struct unw_stacks *w, void *uc)
 			w->unw_end = 0;
 			break;
 		}
+		/* A step that left IP and SP as they were made no progress
+		 * (libunwind's AArch64 fallback, past a frame no CFI covers,
+		 * gives that frame again): the end. */
+		if (w->n_unw > 0 && ip == w->unw_pc[w->n_unw - 1] &&
+		    sp == w->unw_sp[w->n_unw - 1]) {
+			w->unw_end = 0;
+			break;
+		}
 		w->unw_pc[w->n_unw] = ip;
 		w->unw_sp[w->n_unw] = sp;
 		w->n_unw++;

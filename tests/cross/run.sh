@@ -10,8 +10,8 @@
 #   aarch64-v1-pacb   2.40, -mbranch-protection=pac-ret+b-key (key B)
 #   s390x-v3          sid (the first binutils with s390x SFrame)
 # qemu-aarch64 runs with -cpu max, so return addresses really are signed.
-# Then, where aarch64 is built, Debian's own arm64 programs sampled under
-# qemu and compared with libunwind (tests/cross/world.sh).
+# Then Debian's own arm64 and s390x programs, sampled under qemu and
+# compared with libunwind (tests/cross/world.sh).
 # First the plain cross builds with this machine's binutils (make
 # test-build and make install for each architecture), then the variants.
 # Usage: tests/cross/run.sh BUILD_DIR [VARIANT...]
@@ -136,13 +136,12 @@ for v in $VARIANTS; do
 	fi
 done
 
-# Debian's own arm64 programs, against libunwind (tests/cross/world.sh).
-case " $ARCHES " in
-*" aarch64 "*)
-	bash tests/cross/world.sh "$B" >"$B/cross/world.out" 2>&1
-	cat "$B/cross/world.out"
-	count "$B/cross/world.out"
-	;;
-esac
+# Debian's own programs of each architecture, against libunwind
+# (tests/cross/world.sh).
+for arch in $ARCHES; do
+	bash tests/cross/world.sh "$B" "$arch" >"$B/cross/world-$arch.out" 2>&1
+	cat "$B/cross/world-$arch.out"
+	count "$B/cross/world-$arch.out"
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

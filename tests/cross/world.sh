@@ -1,10 +1,10 @@
 #!/bin/bash
-# The distribution corpus on AArch64: Debian bookworm's own arm64
-# programs, fetched privately (tests/fixtures/toolchains.sh, TC_ARCH=arm64)
-# with their libraries, libc and libunwind, run under qemu-aarch64 with
-# tests/world/probe.c built for aarch64 and preloaded: every sample's whole
-# stack walked by sframebt and by libunwind from the same ucontext and
-# compared at exit, as tests/world/t_world.sh does on x86-64.
+# The distribution corpus on AArch64 and s390x: Debian bookworm's own arm64
+# or s390x programs, fetched privately (tests/fixtures/toolchains.sh,
+# TC_ARCH) with their libraries, libc and libunwind, run under qemu with
+# tests/world/probe.c built for the architecture and preloaded: every
+# sample's whole stack walked by sframebt and by libunwind from the same
+# ucontext and compared at exit, as tests/world/t_world.sh does on x86-64.
 #
 # LD_BIND_NOW=1: with lazy binding, libunwind 1.6 walks on through the
 # dynamic linker's resolver, whose AArch64 CFI leaves out the PLT's push
@@ -12,37 +12,40 @@
 # died in 3 of 8 runs of python3.  sframebt's side of that is t_cross's
 # "lazy binding".
 #
-# Usage: tests/cross/world.sh BUILD_DIR
-#   BUILD_DIR/cross/build-aarch64 must hold the plain aarch64 cross build
+# Usage: tests/cross/world.sh BUILD_DIR ARCH   (aarch64 or s390x)
+#   BUILD_DIR/cross/build-ARCH must hold the plain cross build
 #   (tests/cross/run.sh makes it first).  Prints "ok - " / "not ok - "
 #   lines; a program passes at >= 99% of its samples equal, or all but one
 #   (a run of a hundred samples; one may land in code no CFI describes and
 #   libunwind guesses through, as bzip2's _fini).
 set -u
 B=${1:-build}
+A=${2:-aarch64}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 case "$B" in /*) ;; *) B=$top/$B ;; esac
-d=$B/cross/build-aarch64
+case $A in aarch64) DA=arm64 ;; s390x) DA=s390x ;; *) echo "not ok - world: no architecture $A"; exit 0 ;; esac
+d=$B/cross/build-$A
 SFB_TC=${SFB_TC:-${SFRAME_TOOLCHAINS:-$HOME/.cache/sframebt-toolchains}}
-R=$SFB_TC/root/world-arm64
+R=$SFB_TC/root/world-$DA
 
 # The programs and every library they load (bookworm's names).
 PKGS="libc6 libgcc-s1 libunwind8 libunwind-dev liblzma5 zlib1g
 xz-utils sqlite3 libsqlite3-0 libreadline8 libtinfo6 perl-base gawk libmpfr6 libgmp10
 libcrypt1 libsigsegv2 sed libselinux1 libpcre2-8-0 libacl1 libattr1 bzip2 libbz2-1.0 zstd libzstd1
 liblz4-1 dc bc python3.11-minimal libpython3.11-minimal libexpat1"
-if ! TC_ARCH=arm64 bash -c '. tests/fixtures/toolchains.sh; tc_fetch bookworm world-arm64 '"$(echo $PKGS)" \
-	>"$B/cross/world-fetch.log" 2>&1; then
-	echo "not ok - world (arm64): fetching bookworm's arm64 packages (see $B/cross/world-fetch.log)"
+log=$B/cross/world-$DA
+if ! TC_ARCH=$DA bash -c '. tests/fixtures/toolchains.sh; tc_fetch bookworm world-'"$DA $(echo $PKGS)" \
+	>"$log-fetch.log" 2>&1; then
+	echo "not ok - world ($DA): fetching bookworm's $DA packages (see $log-fetch.log)"
 	exit 0
 fi
 
 probe=$d/tests/world/probe.so
-if ! make -s B="$d" CC=aarch64-linux-gnu-gcc \
-	WORLD_PROBE_FLAGS="-I$R/usr/include/aarch64-linux-gnu -L$R/usr/lib/aarch64-linux-gnu -Wl,-rpath-link,$R/lib/aarch64-linux-gnu" \
-	"$probe" >"$B/cross/world-probe.log" 2>&1; then
-	echo "not ok - world (arm64): building the probe (see $B/cross/world-probe.log)"
+if ! make -s B="$d" CC=$A-linux-gnu-gcc \
+	WORLD_PROBE_FLAGS="-I$R/usr/include/$A-linux-gnu -L$R/usr/lib/$A-linux-gnu -Wl,-rpath-link,$R/lib/$A-linux-gnu" \
+	"$probe" >"$log-probe.log" 2>&1; then
+	echo "not ok - world ($DA): building the probe (see $log-probe.log)"
 	exit 0
 fi
 
@@ -61,23 +64,23 @@ run() {
 	local name=$1 prog=$2 out=$work/out-$pass-$fail n eq rc
 	shift 2
 	mkdir -p "$out"
-	(cd "$in" && timeout -s KILL 300 qemu-aarch64 -L "$R" -E LD_BIND_NOW=1 \
+	(cd "$in" && timeout -s KILL 300 qemu-$A -L "$R" -E LD_BIND_NOW=1 \
 		-E LD_PRELOAD="$probe" -E SFB_WORLD_OUT="$out" "$R$prog" "$@" >/dev/null 2>"$out.err")
 	rc=$?
 	read -r n eq < <(cat "$out"/*.txt 2>/dev/null |
 		awk '/^samples/ { n += $2; e += $4 } END { print n + 0, e + 0 }')
 	if [ "$rc" -ne 0 ] || [ "$n" -eq 0 ]; then
-		echo "not ok - world (arm64): $name exited $rc with $n samples: $(head -c 300 "$out.err")"
+		echo "not ok - world ($DA): $name exited $rc with $n samples: $(head -c 300 "$out.err")"
 		fail=$((fail + 1))
 		return
 	fi
 	all=$((all + n)) alleq=$((alleq + eq))
 	if [ $((eq * 100)) -ge $((n * 99)) ] || [ $((n - eq)) -le 1 ]; then
-		echo "ok - world (arm64): $name: $eq/$n samples equal to libunwind's"
+		echo "ok - world ($DA): $name: $eq/$n samples equal to libunwind's"
 		cat "$out"/*.txt | grep '^d ' | sort | uniq -c | sort -rn | head -3 | sed 's/^/#   /'
 		pass=$((pass + 1))
 	else
-		echo "not ok - world (arm64): $name: $eq/$n samples equal to libunwind's"
+		echo "not ok - world ($DA): $name: $eq/$n samples equal to libunwind's"
 		cat "$out"/*.txt | grep '^d ' | sort | uniq -c | sort -rn | head -5 | sed 's/^/#   /'
 		cat "$out"/*.txt | grep '^#' | head -30
 		fail=$((fail + 1))
@@ -101,4 +104,4 @@ run python3 /usr/bin/python3.11 -c 'h = {}
 for i in range(150000):
     h[i % 1000] = h.get(i % 1000, 0) + i
 print(len(",".join(str(x) for x in range(60000))), len(h))'
-echo "# world (arm64): $alleq/$all samples equal"
+echo "# world ($DA): $alleq/$all samples equal"

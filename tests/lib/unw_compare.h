@@ -107,6 +107,14 @@ static inline void unw_cmp_walk_unw(struct unw_stacks *w, void *uc)
 	}
 }
 
+/* A frame's CFA less its caller's SP: s390x's CFA lies above the caller's
+ * register save area. */
+#if defined(__s390x__)
+#define UNW_CMP_CFA_ABOVE_SP 160u
+#else
+#define UNW_CMP_CFA_ABOVE_SP 0u
+#endif
+
 /* How two walks differ: the first rule of unw_cmp() they break. */
 enum unw_cmp_diff {
 	UNW_CMP_EQUAL = 0,
@@ -137,8 +145,9 @@ static inline const char *unw_cmp_reason(enum unw_cmp_diff d)
 
 /* Equal means: the same number of frames, the same PCs (frame 0 the
  * interrupted PC, then return addresses as both report them), the same
- * CFAs (libunwind's SP of frame k+1 is frame k's CFA; the last frame's CFA
- * has nothing to be checked against), and both walks ended at the end of
+ * CFAs (libunwind's SP of frame k+1 is frame k's CFA, less s390x's
+ * register save area; the last frame's CFA has nothing to be checked
+ * against), and both walks ended at the end of
  * the stack: sframebt's stop outermost, libunwind's last unw_step() 0 (the
  * final frame, _start or clone3, whose CFI marks the return address
  * undefined, is reported by both).  Two walks that both kept UNW_CMP_NF
@@ -156,10 +165,23 @@ static inline enum unw_cmp_diff unw_cmp(const struct unw_stacks *w, int *at)
 			return UNW_CMP_PC;
 		}
 	for (int k = 0; k + 1 < n; k++)
-		if (w->sfb_cfa[k] != w->unw_sp[k + 1]) {
+		if (w->sfb_cfa[k] != w->unw_sp[k + 1] + UNW_CMP_CFA_ABOVE_SP) {
 			*at = k;
 			return UNW_CMP_CFA;
 		}
+	/* Frame 0 in a PLT stub, for which ld writes no CFI on AArch64 and
+	 * s390x: libunwind ends there; sframebt takes the caller from the
+	 * link register (the architecture's stub row, t_cross's "libc plt")
+	 * and goes on.  Equal as far as libunwind went. */
+	if (w->n_unw == 1 && w->unw_end == 0 && w->n_sfb > 1 &&
+	    w->sfb_src[1] == SFRAME_BT_FROM_LINK_REGISTER)
+		return UNW_CMP_EQUAL;
+	/* The interrupted PC in code that no CFI describes (AArch64's _init
+	 * and _fini, crtstuff's destructors on s390x): sframebt stops there,
+	 * no-unwind-info; whatever libunwind gives past it is its guess,
+	 * not ground truth. */
+	if (w->n_sfb == 1 && w->st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO)
+		return UNW_CMP_EQUAL;
 	if (w->n_sfb < w->n_unw) {
 		*at = n;
 		return UNW_CMP_SFB_EARLIER;
@@ -175,11 +197,11 @@ static inline enum unw_cmp_diff unw_cmp(const struct unw_stacks *w, int *at)
 	return UNW_CMP_EQUAL;
 }
 
-/* libunwind's CFA of frame k, as printed beside its frames: the SP of
+/* libunwind's CFA of frame k, as printed beside its frames: from the SP of
  * frame k+1, 0 for the last frame. */
 static inline uintptr_t unw_cmp_unw_cfa(const struct unw_stacks *w, int k)
 {
-	return k + 1 < w->n_unw ? w->unw_sp[k + 1] : 0;
+	return k + 1 < w->n_unw ? w->unw_sp[k + 1] + UNW_CMP_CFA_ABOVE_SP : 0;
 }
 
 /* The name of a frame's source (enum sframe_bt_source), as printed. */

@@ -27,7 +27,7 @@ cd "$top" || exit 1
 . tests/lib/install-deps.sh
 install_deps gcc-aarch64-linux-gnu gcc-s390x-linux-gnu libc6-dev-arm64-cross \
 	libc6-dev-s390x-cross g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user make \
-	file >/dev/null
+	file openssl >/dev/null
 mkdir -p "$B/cross"
 TC=${SFB_TC:-${SFRAME_TOOLCHAINS:-$HOME/.cache/sframebt-toolchains}}
 bash -c '. tests/fixtures/toolchains.sh

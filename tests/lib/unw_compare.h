@@ -176,11 +176,11 @@ static inline enum unw_cmp_diff unw_cmp(const struct unw_stacks *w, int *at)
 	if (w->n_unw == 1 && w->unw_end == 0 && w->n_sfb > 1 &&
 	    w->sfb_src[1] == SFRAME_BT_FROM_LINK_REGISTER)
 		return UNW_CMP_EQUAL;
-	/* The interrupted PC in code that no CFI describes (AArch64's _init
-	 * and _fini, crtstuff's destructors on s390x): sframebt stops there,
-	 * no-unwind-info; whatever libunwind gives past it is its guess,
-	 * not ground truth. */
-	if (w->n_sfb == 1 && w->st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO)
+	/* A frame in code that no CFI describes (AArch64's _init and _fini,
+	 * s390x's crtstuff destructors at exit): sframebt stops there,
+	 * no-unwind-info, every frame before it equal; whatever libunwind
+	 * gives past it is its guess, not ground truth. */
+	if (w->st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO && w->n_sfb <= w->n_unw)
 		return UNW_CMP_EQUAL;
 	if (w->n_sfb < w->n_unw) {
 		*at = n;

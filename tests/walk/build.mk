@@ -59,5 +59,6 @@ $(B)/tests/t_fibers: tests/walk/t_fibers.c $(STATIC) tests/lib/check.h backtrace
 
 # t_start_nocfi: a program entered through an entry function without CFI
 # (-e nocfi_start); x86-64 assembly.
-$(B)/tests/t_start_nocfi: tests/walk/t_start_nocfi.c $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
-	$(CC) $(TESTFLAGS) -rdynamic -Wl,-e,nocfi_start $< -o $@ $(STATIC) -ldl -lpthread
+$(B)/tests/t_start_nocfi: tests/walk/t_start_nocfi.c tests/objects/gcc_compare.h $(STATIC) \
+		tests/lib/check.h backtrace.h | $(B)/tests
+	$(CC) $(TESTFLAGS) -Itests/objects -rdynamic -Wl,-e,nocfi_start $< -o $@ $(STATIC) -ldl -lpthread

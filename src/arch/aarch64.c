@@ -139,14 +139,23 @@ bool sfb_arch_in_plt_stub(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
+/* The n instructions from at into i, if [at, at + n instructions) lies
+ * in the code [lo, hi): code is read only there. */
+static bool insns_at(uintptr_t at, unsigned n, uintptr_t lo, uintptr_t hi, uint32_t *i)
+{
+	if (at % INSN_LEN || at < lo || at > hi || hi - at < (uintptr_t)INSN_LEN * n)
+		return false;
+	memcpy(i, (const void *)at, (size_t)INSN_LEN * n);
+	return true;
+}
+
 /* A return address follows a BL, a BLR or one of the authenticating
  * BLRAA, BLRAAZ, BLRAB, BLRABZ. */
 bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	if (ra % INSN_LEN || ra - lo < INSN_LEN || ra > hi)
-		return false;
 	uint32_t i;
-	memcpy(&i, (const void *)(ra - INSN_LEN), sizeof i);
+	if (!insns_at(ra - INSN_LEN, 1, lo, hi, &i))
+		return false;
 	return INSN_IS(i, A64_BL_MASK, A64_BL) || INSN_IS(i, A64_BLR_MASK, A64_BLR) ||
 	       INSN_IS(i, A64_BLRA_Z_MASK, A64_BLRA_Z) || INSN_IS(i, A64_BLRA_MASK, A64_BLRA);
 }
@@ -162,10 +171,9 @@ bool sfb_arch_is_return_address(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 
 bool sfb_arch_is_fiber_exit(uintptr_t ra, uintptr_t lo, uintptr_t hi)
 {
-	if (ra % INSN_LEN || ra < lo || ra > hi || ra - lo < INSN_LEN || hi - ra < 2 * INSN_LEN)
-		return false;
 	uint32_t i[3];
-	memcpy(i, (const void *)(ra - INSN_LEN), sizeof i);
+	if (!insns_at(ra - INSN_LEN, 3, lo, hi, i))
+		return false;
 	return i[0] == A64_RET_X30 && i[1] == A64_MOV_X0_0 && INSN_IS(i[2], A64_BL_MASK, A64_BL);
 }
 
@@ -196,10 +204,9 @@ static void move_cfa_slot(struct sfb_loc *l)
 
 static bool is_resolver_entry(uintptr_t pc, uintptr_t lo, uintptr_t hi)
 {
-	if (pc % INSN_LEN || pc < lo || pc > hi || hi - pc < 2 * INSN_LEN)
-		return false;
 	uint32_t i[2];
-	memcpy(i, (const void *)pc, sizeof i);
+	if (!insns_at(pc, 2, lo, hi, i))
+		return false;
 	return (i[0] == A64_BTI_C || i[0] == A64_NOP) &&
 	       INSN_IS(i[1], A64_STP_PRE_IMM_MASK, A64_STP_X8_X9_PRE);
 }

@@ -1356,6 +1356,15 @@ static void test_resolver_rows(void)
 	CHECK(pe.cfa.off == 0 && later.cfa.off == 0,
 	      "an ordinary function's entry row, and a CFA = SP row past the resolver's landing "
 	      "pad, are left alone (CFA SP+%d, SP+%d)", pe.cfa.off, later.cfa.off);
+	/* Code is read only inside [lo, hi): a return address after a BL
+	 * is one there, and not where the BL lies below lo (a gap between
+	 * an object's segments may be PROT_NONE). */
+	static const uint32_t call[2] = { 0x94000000 /* bl . */, 0xd503201f /* nop */ };
+	uintptr_t c = (uintptr_t)call, after = c + 4;
+	CHECK(sfb_arch_is_return_address(after, c, c + sizeof call) &&
+		      !sfb_arch_is_return_address(after, after, c + sizeof call) &&
+		      !sfb_arch_is_return_address(after, c + sizeof call, c + sizeof call + 64),
+	      "a return address after a BL: one inside the code, none where the BL lies below it");
 }
 #endif
 

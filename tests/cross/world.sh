@@ -16,8 +16,8 @@
 #   BUILD_DIR/cross/build-ARCH must hold the plain cross build
 #   (tests/cross/run.sh makes it first).  Prints "ok - " / "not ok - "
 #   lines; a program passes at >= 99% of its samples equal, or all but one
-#   (a run of a hundred samples; one may land in code no CFI describes and
-#   libunwind guesses through, as bzip2's _fini).
+#   (dc's run is about a hundred samples).  Where libunwind is no ground
+#   truth (code without CFI, PLT stubs), tests/lib/unw_compare.h says so.
 set -u
 B=${1:-build}
 A=${2:-aarch64}

@@ -141,7 +141,7 @@ VALGRIND := valgrind -q --error-exitcode=99 --fair-sched=yes \
 	--suppressions=$(CURDIR)/tests/lib/valgrind.supp
 test-valgrind: all $(TEST_BINS)
 	@SFB_VALGRIND=1 SFB_WRAP="$(VALGRIND)" \
-	 SFB_SKIP="t_every_insn t_unw_compare t_interpose t_churn t_first_call t_report_parts t_walk_signals t_profiler.sh t_readelf.sh t_port_static t_world.sh t_lines.sh \
+	 SFB_SKIP="t_every_insn t_every_insn_world.sh t_unw_compare t_interpose t_churn t_first_call t_report_parts t_walk_signals t_profiler.sh t_readelf.sh t_port_static t_world.sh t_lines.sh \
 	   t_static t_static_glibc t_static_glibc_hdr t_static_pie t_static_cxx t_static_full \
 	   t_static_report.sh" \
 	 sh tests/run.sh $(B)

@@ -5,7 +5,8 @@
 #   base/     the inflater and deflater
 #   rows/     SFrame and CFI decoding against readelf and libgcc
 #   objects/  discovery, the object cache, dlclose
-#   walk/     whole walks: chains, every instruction, signals, the memo,
+#   walk/     whole walks: chains, every instruction (also of Lua, zlib and
+#             bzip2 built from Debian's sources), signals, the memo,
 #             libunwind on the same context
 #   safety/   the signal path's proof (interposer) and garbage contexts
 #   symbols/  names, debug files, perf maps

@@ -397,6 +397,7 @@ static int decode_row(const struct sfb_section *s, const struct sfb_fde *f,
 	row->func_start = f->start;
 	row->func_size = f->size;
 	row->flags = 0;
+	row->nregs = 0; /* SFrame gives no rule for other registers */
 	if (f->signal)
 		row->flags |= SFB_ROW_SIGNAL;
 	if (f->pcmask)

@@ -424,7 +424,22 @@ apply_row(struct walker *w, const struct sfb_regs *r, const struct position *at,
 		w->known_regs = 0;
 		w->lost_regs |= (row->flags & SFB_ROW_MEMO) != 0;
 	}
-	*next = (struct step){ ra, SFB_SP_FROM_CFA(cfa), fp, cfa };
+	/* The caller's SP is the CFA's (arch.h), unless the row gives SP a
+	 * rule of its own, as libgcc's unwinder reads it: glibc's __longjmp
+	 * describes the jump as a return to setjmp()'s caller, whose SP is
+	 * in a register (%r8 on x86-64), its CFA at the jmp_buf.  Such a row
+	 * is never memoised (sfb_memo_row_of()).  That SP must not fall (it
+	 * is the frame's own at __longjmp's last instructions, once moved). */
+	uintptr_t sp = SFB_SP_FROM_CFA(cfa);
+	for (unsigned k = 0; (row->flags & SFB_ROW_CFI) && k < row->nregs; k++) {
+		if (row->regs[k].reg != SFB_DWARF_SP)
+			continue;
+		if ((outcome = rule_value(&fe, &row->regs[k].loc, SFB_DWARF_SP, &sp)) != VAL_OK)
+			return stop_for_value(outcome);
+		if (!cfa_ok(sp, r->sp, true))
+			return SFRAME_BT_STOP_BAD_CFA;
+	}
+	*next = (struct step){ ra, sp, fp, cfa };
 	return 0;
 }
 

@@ -18,6 +18,8 @@ $(B)/tests/t_first_call: $(WALK_FC_LIB) $(B)/tests/walk_churn_a.so
 # linked -rdynamic (dladdr() names their functions) and find both helper
 # objects next to themselves ($ORIGIN); the fixtures through $SFB_FIXTURES,
 # ./tests/fixtures/bin, or this source tree (SFB_CHAINS_SRCDIR).
+# t_every_insn --world DIR steps libraries world_libs.sh builds
+# (t_every_insn_world.sh).
 CHAINS_LINKED := $(B)/tests/libsfb_chains_linked.so
 CHAINS_DL     := $(B)/tests/libsfb_chains_dl.so
 CHAINS_EXE    := tests/walk/chains_exe.c tests/walk/chains_asm.S

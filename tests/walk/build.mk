@@ -37,7 +37,10 @@ $(B)/tests/t_walk_chains $(B)/tests/t_every_insn: $(B)/tests/t_%: tests/walk/t_%
 	$(CC) $(TESTFLAGS) $(SFRAME_AS) -rdynamic -DSFB_CHAINS_SRCDIR='"$(CURDIR)"' \
 		$< $(CHAINS_EXE) -o $@ \
 		-L$(B)/tests -lsfb_chains_linked -Wl,-rpath,'$$ORIGIN' \
-		$(STATIC) -ldl -lpthread
+		$(STATIC) -ldl -lpthread $(EI_LIBS)
+# libstdc++ loaded at start-up: --world dlopen()s a C++ library, whose
+# exceptions ASan's __cxa_throw interceptor must find the real one for.
+$(B)/tests/t_every_insn: EI_LIBS := -Wl,--no-as-needed -lstdc++ -Wl,--as-needed
 
 # t_memo: the row memo (src/walk/rowmemo.[ch]) and the walker's hints;
 # -rdynamic gives take() a symbol size for dladdr1().

@@ -1,7 +1,9 @@
 #!/bin/sh
 # t_every_insn_world.sh - every instruction of code nobody here wrote:
-# Lua's interpreter, zlib and bzip2, from the sources Debian 12 ships,
-# built with SFrame by binutils 2.40, 2.44 and 2.47 (world_libs.sh), run
+# Lua's interpreter, zlib and bzip2, as Debian 12 builds them (.eh_frame
+# only; Lua also built as C++, its errors thrown as C++ exceptions) and
+# from the sources it ships, built with SFrame by binutils 2.40, 2.44 and
+# 2.47 (world_libs.sh), run
 # under the trap flag by t_every_insn --world, each instruction's walk
 # checked against the ABI's own account of the stack (t_every_insn.c):
 # Lua running a script (its parser, the VM, a sort with a Lua comparator,
@@ -11,6 +13,11 @@
 # below them.  Needs the network the first time (toolchains, sources).
 B=${SFB_BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/install-deps.sh"
+install_deps liblua5.4-0 zlib1g libbz2-1.0 >/dev/null || {
+	echo "not ok - installing liblua5.4-0 zlib1g libbz2-1.0"
+	exit 1
+}
 dir=$B/tests/world-libs
 mkdir -p "$dir"
 if ! bash "$here/world_libs.sh" "$dir" >"$dir/build.log" 2>&1; then

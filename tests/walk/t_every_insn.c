@@ -54,9 +54,11 @@
  *
  * --world DIR steps code nobody here wrote instead of the chains: Lua,
  * zlib and bzip2 as Debian builds them (.eh_frame) and built with SFrame
- * V1, V2, V3 from Debian's sources (t_every_insn_world.sh), and Debian's
- * Lua built as C++, whose errors are C++ exceptions; each object's .text
- * is one code range, whose every instruction must be walked right.
+ * V1, V2, V3 from Debian's sources (t_every_insn_world.sh), Debian's Lua
+ * built as C++, whose errors are C++ exceptions, and Debian's OpenSSL
+ * (digests and ciphers in perlasm assembly with hand-written CFI, DWARF
+ * expressions among it); each object's .text is one code range, whose
+ * every instruction must be walked right.
  *
  * Under valgrind (SFB_VALGRIND=1 or valgrind's LD_PRELOAD) the chains run
  * without stepping: valgrind does not deliver trap-flag traps. */
@@ -93,6 +95,7 @@ enum {
 	G_EXE, G_LK, G_DL, G_CH1, G_CH2, G_CH3, G_FX1, G_FX2, G_FX3,
 	G_WORLD, /* --world: liblua, libz, libbz2: Debian's (.eh_frame), then V1, V2, V3; */
 	G_WORLD_CXX = G_WORLD + 12, /* Debian's Lua built as C++ */
+	G_WORLD_CRYPTO,              /* Debian's OpenSSL: its assembly, hand-written CFI */
 	NGROUPS
 };
 #define G_WORLD_OF(v, lib) (G_WORLD + 3 * (v) + (lib))
@@ -103,11 +106,11 @@ static const char *const group_name[NGROUPS] = {
 	"Debian's liblua5.4.so.0", "Debian's libz.so.1", "Debian's libbz2.so.1.0",
 	"liblua.so V1", "libz.so V1", "libbz2.so V1", "liblua.so V2", "libz.so V2",
 	"libbz2.so V2", "liblua.so V3", "libz.so V3", "libbz2.so V3",
-	"Debian's liblua5.4-c++.so.0",
+	"Debian's liblua5.4-c++.so.0", "Debian's libcrypto.so.3",
 };
 /* Host binutils 2.40 writes SFrame V1; 0: no SFrame, .eh_frame only. */
 static const int group_version[NGROUPS] = { 1, 1, 1, 1, 2, 3, 1, 2, 3,
-					    0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0 };
+					    0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0 };
 
 /* Documented toolchain gaps (tests/fixtures/README.md, chains_lib.h):
  * functions the group's SFrame cannot describe (no FDE, or a wrong one),
@@ -1073,6 +1076,60 @@ CHAINS_FN int ei_world_bz2(void *ctx)
 	return (int)zn + zero;
 }
 
+/* OpenSSL's libcrypto: the digests and ciphers are perlasm assembly,
+ * chosen by the CPU's features, with hand-written CFI (DWARF expressions
+ * where a function realigns its stack). */
+static struct {
+	unsigned char *(*sha1)(const unsigned char *, size_t, unsigned char *);
+	unsigned char *(*sha256)(const unsigned char *, size_t, unsigned char *);
+	unsigned char *(*sha512)(const unsigned char *, size_t, unsigned char *);
+	int (*digest)(const void *, size_t, unsigned char *, unsigned *, const void *, void *);
+	const void *(*sha3_256)(void);
+	void *(*ctx_new)(void);
+	void (*ctx_free)(void *);
+	int (*enc_init)(void *, const void *, void *, const unsigned char *, const unsigned char *);
+	int (*enc_update)(void *, unsigned char *, int *, const unsigned char *, int);
+	int (*enc_final)(void *, unsigned char *, int *);
+	const void *(*aes_256_gcm)(void);
+	const void *(*chacha20_poly1305)(void);
+} crypto;
+
+CHAINS_FN int ei_world_digests(void *ctx)
+{
+	volatile int zero = 0;
+	unsigned char md[64];
+	unsigned len = 0;
+	size_t n = world_text(world_in, sizeof world_in);
+	(void)ctx;
+	int r = crypto.sha1(world_in, n, md)[0];
+	r += crypto.sha256(world_in, n, md)[0];
+	r += crypto.sha512(world_in, n, md)[0];
+	if (crypto.digest(world_in, n, md, &len, crypto.sha3_256(), NULL) != 1 || len != 32)
+		return -1;
+	return r + md[0] + zero;
+}
+
+CHAINS_FN int ei_world_ciphers(void *ctx)
+{
+	volatile int zero = 0;
+	static const unsigned char key[32] = { 1, 2, 3 }, iv[12] = { 4, 5, 6 };
+	size_t n = world_text(world_in, sizeof world_in);
+	const void *ciphers[2] = { crypto.aes_256_gcm(), crypto.chacha20_poly1305() };
+	int r = 0;
+	(void)ctx;
+	for (int i = 0; i < 2; i++) {
+		void *c = crypto.ctx_new();
+		int l = 0, l2 = 0;
+		if (!c || crypto.enc_init(c, ciphers[i], NULL, key, iv) != 1 ||
+		    crypto.enc_update(c, world_z, &l, world_in, (int)n) != 1 ||
+		    crypto.enc_final(c, world_z + l, &l2) != 1)
+			r = -1000;
+		crypto.ctx_free(c);
+		r += l + l2 + world_z[0];
+	}
+	return r + zero;
+}
+
 /* Runs entry(ctx), single-stepping it when step.  Called from main only,
  * so that shadow[0] (main) and shadow[1] (this) are the bottom of every
  * chain. */
@@ -1213,6 +1270,29 @@ static bool open_world(const char *dir)
 		*(void **)&w->bz_decompress = dlsym(h[2], "BZ2_bzBuffToBuffDecompress");
 		all = all && w->z_compress2 && w->z_uncompress && w->bz_compress && w->bz_decompress;
 	}
+	/* Debian's OpenSSL. */
+	void *c = open_lib("libcrypto.so.3", G_WORLD_CRYPTO, NULL);
+	struct link_map *clm = NULL;
+	all = all && c && dlinfo(c, RTLD_DI_LINKMAP, &clm) == 0 &&
+	      add_sections(clm->l_name, clm->l_addr, G_WORLD_CRYPTO, text, 1, false);
+	if (c) {
+		*(void **)&crypto.sha1 = dlsym(c, "SHA1");
+		*(void **)&crypto.sha256 = dlsym(c, "SHA256");
+		*(void **)&crypto.sha512 = dlsym(c, "SHA512");
+		*(void **)&crypto.digest = dlsym(c, "EVP_Digest");
+		*(void **)&crypto.sha3_256 = dlsym(c, "EVP_sha3_256");
+		*(void **)&crypto.ctx_new = dlsym(c, "EVP_CIPHER_CTX_new");
+		*(void **)&crypto.ctx_free = dlsym(c, "EVP_CIPHER_CTX_free");
+		*(void **)&crypto.enc_init = dlsym(c, "EVP_EncryptInit_ex");
+		*(void **)&crypto.enc_update = dlsym(c, "EVP_EncryptUpdate");
+		*(void **)&crypto.enc_final = dlsym(c, "EVP_EncryptFinal_ex");
+		*(void **)&crypto.aes_256_gcm = dlsym(c, "EVP_aes_256_gcm");
+		*(void **)&crypto.chacha20_poly1305 = dlsym(c, "EVP_chacha20_poly1305");
+	}
+	all = all && crypto.sha1 && crypto.sha256 && crypto.sha512 && crypto.digest &&
+	      crypto.sha3_256 && crypto.ctx_new && crypto.ctx_free && crypto.enc_init &&
+	      crypto.enc_update && crypto.enc_final && crypto.aes_256_gcm &&
+	      crypto.chacha20_poly1305;
 	/* Debian's Lua built as C++: its errors are C++ exceptions, thrown
 	 * through libstdc++ and libgcc_s's unwinder to pcall's catch. */
 	void *h = open_lib("liblua5.4-c++.so.0", G_WORLD_CXX, NULL);
@@ -1271,6 +1351,8 @@ int main(int argc, char **argv)
 		{ (void *)ei_world_lua, "ei_world_lua", -1 },
 		{ (void *)ei_world_z, "ei_world_z", -1 },
 		{ (void *)ei_world_bz2, "ei_world_bz2", -1 },
+		{ (void *)ei_world_digests, "ei_world_digests", -1 },
+		{ (void *)ei_world_ciphers, "ei_world_ciphers", -1 },
 	};
 	bool all = true;
 	for (unsigned i = 0; i < sizeof exe_fns / sizeof exe_fns[0]; i++) {
@@ -1381,6 +1463,12 @@ int main(int argc, char **argv)
 								 .ctx = { .depth = v } };
 		flows[nflows++] = (struct flow){ .name = "Debian's liblua5.4-c++.so.0: a script",
 						 .entry = ei_world_lua, .ctx = { .depth = 4 } };
+		flows[nflows++] = (struct flow){
+			.name = "Debian's libcrypto.so.3: SHA-1, SHA-256, SHA-512, SHA3-256",
+			.entry = ei_world_digests };
+		flows[nflows++] = (struct flow){
+			.name = "Debian's libcrypto.so.3: AES-256-GCM, ChaCha20-Poly1305",
+			.entry = ei_world_ciphers };
 		goto run;
 	}
 	flows[nflows++] = (struct flow){ .name = "exe -> linked -> dlopen",

@@ -36,6 +36,7 @@
  *   samples N equal E differ D incomplete I dropped X ticks T idle_skipped S threads H
  *   median_ns sfb A unw B
  *   stops NAME COUNT ...
+ *   sources sframe N eh_frame M fp F signal S   frames unwound by each source
  *   d REASON|SFRAMEBT-STOP|WHERE        one per differing sample
  *   c SFB_NS UNW_NS                     one per compared sample
  *   # ...                               both stacks of the first differing samples */
@@ -358,7 +359,7 @@ static void dump(const char *end)
 			cs = NULL;
 		cu = cs ? cs + ns : NULL;
 	}
-	unsigned nc = 0;
+	unsigned nc = 0, src[4] = { 0, 0, 0, 0 };
 	for (unsigned i = 0; i < ns; i++) {
 		const struct sample *s = &samples[i];
 		if (!atomic_load_explicit(&s->done, memory_order_acquire)) {
@@ -368,6 +369,10 @@ static void dump(const char *end)
 		int at;
 		enum unw_cmp_diff d = unw_cmp(&s->cmp, &at);
 		stops[s->cmp.st.stop & 15]++;
+		src[0] += (unsigned)s->cmp.st.frames_sframe;
+		src[1] += (unsigned)s->cmp.st.frames_eh_frame;
+		src[2] += (unsigned)s->cmp.st.frames_fp;
+		src[3] += (unsigned)s->cmp.st.frames_signal;
 		if (cs) {
 			cs[nc] = s->ns_sfb;
 			cu[nc] = s->ns_unw;
@@ -396,6 +401,7 @@ static void dump(const char *end)
 		if (stops[k])
 			out(" %s %u", sframe_bt_stop_name(k), stops[k]);
 	out("\n");
+	out("sources sframe %u eh_frame %u fp %u signal %u\n", src[0], src[1], src[2], src[3]);
 	for (unsigned i = 0; i < ns; i++) {
 		const struct sample *s = &samples[i];
 		int at;

@@ -49,6 +49,9 @@ extern const uint8_t sfb_arch_abi;
  *     (walk.c).
  *   SFB_SAVED_WORDS: the words of a signal frame's registers the walker
  *     keeps (struct sfb_saved_regs).
+ *   SFB_RED_ZONE: the bytes below SP that the ABI keeps for the running
+ *     function and a signal leaves alone (the interrupted frame may hold
+ *     a value there).
  *   SFB_SIGRETURN_LEN, SFB_INSN_ALIGN: the length of the signal-return
  *     trampoline's code (sfb_arch_sigreturn_code) and the alignment of
  *     an instruction.

@@ -31,6 +31,9 @@
 #define SFB_SIGRETURN_LEN 2 /* svc 173 */
 #define SFB_INSN_ALIGN 2
 
+/* No red zone: a signal frame may be written right below SP. */
+#define SFB_RED_ZONE 0u
+
 #define SFB_ARCH_PAC 0
 #define SFB_ARCH_FIXES_TOPMOST 0
 #define SFB_ARCH_FIXES_ROWS 0

@@ -27,6 +27,9 @@
 #define SFB_SIGRETURN_LEN 9 /* mov $15, %rax; syscall */
 #define SFB_INSN_ALIGN 1
 
+/* The red zone: 128 bytes below SP that a signal leaves alone. */
+#define SFB_RED_ZONE 128u
+
 #define SFB_ARCH_PAC 0
 #define SFB_ARCH_FIXES_TOPMOST 1 /* .plt.got stubs (x86_64.c) */
 #define SFB_ARCH_FIXES_ROWS 0

@@ -246,6 +246,7 @@ struct frame_eval {
 	const struct sfb_regs *r; /* the frame's registers */
 	const struct sfb_row *row;
 	uintptr_t cfa;            /* the frame's CFA, once known (else 0) */
+	uintptr_t live;           /* the lowest address holding anything: SP */
 };
 
 /* A DWARF expression's register and memory reads (sfb_cfi_eval()). */
@@ -310,7 +311,7 @@ static int rule_value(const struct frame_eval *fe, const struct sfb_loc *rule, u
 		return VAL_OK;
 	}
 	/* Below the stack pointer is dead memory: nothing is saved there. */
-	if (addr < r->sp)
+	if (addr < fe->live)
 		return VAL_BELOW_SP;
 	return sfb_mem_read(&w->mem, addr, out) ? VAL_OK : VAL_UNREADABLE;
 }
@@ -348,7 +349,7 @@ apply_row(struct walker *w, const struct sfb_regs *r, const struct position *at,
 	  const struct sfb_row *row, struct step *next)
 {
 	uintptr_t cfa, ra, fp;
-	struct frame_eval fe = { w, r, row, 0 };
+	struct frame_eval fe = { w, r, row, 0, r->sp };
 	/* A rule based on SP is unusable while SP is only a lower bound. */
 	if (at->sp_low && row->cfa.kind == SFB_LOC_EXPR && row->cfa.reg == SFB_DWARF_SP)
 		return SFRAME_BT_STOP_UNSAFE_RULE;
@@ -370,8 +371,22 @@ apply_row(struct walker *w, const struct sfb_regs *r, const struct position *at,
 		if (!r->have_ra)
 			return SFRAME_BT_STOP_UNSAFE_RULE;
 		ra = r->ra;
-	} else if ((outcome = rule_value(&fe, &row->ra, 0, &ra)) != VAL_OK) {
-		return stop_for_value(outcome);
+	} else {
+		/* In the interrupted frame the ABI's red zone below SP is
+		 * live: a signal leaves it alone, and code that has popped
+		 * its return address (OCaml's caml_c_call) has its CFI say
+		 * the return address is still there.  Not for SFrame rows:
+		 * binutils 2.40 writes CFA = SP + 0 for the body of a
+		 * function it cannot describe (a realigned stack), where the
+		 * word below SP is a callee's stale return address. */
+#if SFB_RED_ZONE
+		if (at->topmost && (row->flags & SFB_ROW_CFI) && r->sp >= SFB_RED_ZONE)
+			fe.live = r->sp - SFB_RED_ZONE;
+#endif
+		outcome = rule_value(&fe, &row->ra, 0, &ra);
+		fe.live = r->sp;
+		if (outcome != VAL_OK)
+			return stop_for_value(outcome);
 	}
 	if (row->flags & SFB_ROW_MANGLED_RA)
 		ra = sfb_arch_strip_pac(ra);

@@ -22,7 +22,11 @@ $(B)/tests/t_first_call: $(WALK_FC_LIB) $(B)/tests/walk_churn_a.so
 # (t_every_insn_world.sh).
 CHAINS_LINKED := $(B)/tests/libsfb_chains_linked.so
 CHAINS_DL     := $(B)/tests/libsfb_chains_dl.so
-CHAINS_EXE    := tests/walk/chains_exe.c tests/walk/chains_asm.S
+CHAINS_EXE    := tests/walk/chains_exe.c tests/walk/chains_asm.S $(B)/tests/chains_cfi.o
+
+# chains_cfi.S: without -Wa,--gsframe (its functions walked by .eh_frame).
+$(B)/tests/chains_cfi.o: tests/walk/chains_cfi.S | $(B)/tests
+	$(CC) -c $< -o $@
 
 $(CHAINS_LINKED): tests/walk/chains_linked.c tests/walk/chains_lib.h | $(B)/tests
 	$(CC) $(TESTFLAGS) $(SFRAME_AS) -fPIC -shared \

@@ -80,6 +80,10 @@ extern void *chains_ra[CHAINS_RA_COUNT];
  * chains_tf_on / chains_tf_off: set / clear the x86 trap flag (EFLAGS.TF);
  * the first single-step trap comes after chains_tf_on's ret. */
 int chains_realign(void *ctx);
+/* tests/walk/chains_cfi.S (no SFrame, .eh_frame only).
+ * chains_ra_popped: pops its return address and pushes it back (the CFI
+ * then has it below SP, in the red zone), then calls next. */
+int chains_ra_popped(void *ctx);
 int chains_badrow(void *ctx);
 void chains_tf_on(void);
 void chains_tf_off(void);

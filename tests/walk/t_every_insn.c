@@ -127,7 +127,7 @@ static const char *const gaps[NGROUPS][5] = {
 
 /* ---- Code ranges: functions and PLT sections ------------------------- */
 
-#define MAXCODE 160
+#define MAXCODE 256
 struct code {
 	uintptr_t lo, hi;
 	const char *name; /* function, or ".plt" / ".plt.got" / ".plt.sec" */
@@ -724,8 +724,13 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 		stepping_done = 1;
 		return;
 	}
-	/* Instances that returned. */
-	while (nshadow > 2 && shadow[nshadow - 1].cfa <= sp)
+	/* Instances that returned: SP has risen to their CFA (a ret) or past
+	 * it (longjmp, an exception's landing).  Not a listed function that
+	 * popped its own return address and runs on (chains_ra_popped). */
+	int where = find_code(pc);
+	while (nshadow > 2 && shadow[nshadow - 1].cfa <= sp &&
+	       !(shadow[nshadow - 1].cfa == sp && where >= 0 && shadow[nshadow - 1].code == where &&
+		 !code[where].whole && pc != shadow[nshadow - 1].ra))
 		nshadow--;
 	/* A call, anywhere (libc included): the instruction just stepped
 	 * pushed the address of the one after it.  (A push of that very
@@ -736,7 +741,6 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	bool repeat = pc == prev_pc && sp == prev_sp;
 	prev_pc = pc;
 	prev_sp = sp;
-	int where = find_code(pc);
 	bool tracked = where >= 0;
 	if (call) {
 		calls_seen++;
@@ -1331,6 +1335,7 @@ int main(int argc, char **argv)
 		{ (void *)chains_ex_drap, "chains_ex_drap", CHAINS_RA_DRAP },
 		{ (void *)chains_ex_recurse, "chains_ex_recurse", -1 },
 		{ (void *)chains_realign, "chains_realign", -1 },
+		{ (void *)chains_ra_popped, "chains_ra_popped", -1 },
 		{ (void *)ei_leaf, "ei_leaf", -1 },
 		{ (void *)ei_cb, "ei_cb", -1 },
 		{ (void *)ei_chain_adapter, "ei_chain_adapter", -1 },
@@ -1480,6 +1485,8 @@ int main(int argc, char **argv)
 					 .ctx = { .hop = { ei_leaf } } };
 	flows[nflows++] = (struct flow){ .name = "exe realign (CFA in %rbx)",
 					 .entry = chains_realign, .ctx = { .hop = { ei_leaf } } };
+	flows[nflows++] = (struct flow){ .name = "exe return address popped (in the red zone)",
+					 .entry = chains_ra_popped, .ctx = { .hop = { ei_leaf } } };
 	static const struct {
 		const char *name;
 		chains_fn entry;

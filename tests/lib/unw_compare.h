@@ -182,6 +182,15 @@ static inline enum unw_cmp_diff unw_cmp(const struct unw_stacks *w, int *at)
 	 * gives past it is its guess, not ground truth. */
 	if (w->st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO && w->n_sfb <= w->n_unw)
 		return UNW_CMP_EQUAL;
+	/* A PC in code no object holds (a JIT's, which nothing registered:
+	 * guile's, LuaJIT's traces): sframebt stops there, no-object, the PC
+	 * in stop_pc (a frame of its own only as frame 0); libunwind reports
+	 * it and ends, or guesses on by frame pointers.  Equal when libunwind
+	 * has that PC where sframebt stopped. */
+	if (w->st.stop == SFRAME_BT_STOP_NO_OBJECT && w->n_sfb <= w->n_unw &&
+	    ((w->n_sfb < w->n_unw && w->unw_pc[w->n_sfb] == w->st.stop_pc) ||
+	     (w->n_sfb == 1 && w->sfb_pc[0] == w->st.stop_pc)))
+		return UNW_CMP_EQUAL;
 	if (w->n_sfb < w->n_unw) {
 		*at = n;
 		return UNW_CMP_SFB_EARLIER;

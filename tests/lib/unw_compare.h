@@ -183,7 +183,7 @@ static inline enum unw_cmp_diff unw_cmp(const struct unw_stacks *w, int *at)
 	if (w->st.stop == SFRAME_BT_STOP_NO_UNWIND_INFO && w->n_sfb <= w->n_unw)
 		return UNW_CMP_EQUAL;
 	/* A PC in code no object holds (a JIT's, which nothing registered:
-	 * guile's, LuaJIT's traces): sframebt stops there, no-object, the PC
+	 * guile's, PyPy's, LuaJIT's traces): sframebt stops there, no-object, the PC
 	 * in stop_pc (a frame of its own only as frame 0); libunwind reports
 	 * it and ends, or guesses on by frame pointers.  Equal when libunwind
 	 * has that PC where sframebt stopped. */

@@ -56,9 +56,11 @@ w "ruby fibers"    ruby        'ruby -e "fs = (1..4).map { |k| Fiber.new { h = {
 # returns to its exit trampoline.  PHP takes SIGPROF for its own time
 # limit: sampled with a real-time signal
 w "php fibers"     php-cli     'SFB_WORLD_SIGNAL=rt php -r "\$fs = []; for (\$k = 1; \$k <= 4; \$k++) { \$fs[] = new Fiber(function () use (\$k) { \$h = []; while (true) { for (\$i = 0; \$i < 20000; \$i++) { \$h[\$i % 100] = (\$h[\$i % 100] ?? 0) + \$i * \$k; } Fiber::suspend(count(\$h)); } }); } foreach (\$fs as \$f) \$f->start(); for (\$n = 0; \$n < 700; \$n++) foreach (\$fs as \$f) \$f->resume(); echo count(\$fs);"'
-# JIT compilers whose code nothing registers (guile's, LuaJIT's traces):
+# JIT compilers whose code nothing registers (guile's, PyPy's, LuaJIT's traces):
 # walks stop there, no-object, right up to it (tests/lib/unw_compare.h)
 w "guile (JIT)"    guile-3.0   'guile -c "(define (fib n) (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))) (display (fib 33)) (newline)"'
+# PyPy: its JIT's code too, under stacks deeper than the probe keeps
+w "pypy3 (JIT)"    pypy3       'pypy3 -c "import json, re; d = [{\"k\": i, \"v\": str(i) * 3} for i in range(300000)]; s = json.dumps(d); print(len(re.findall(r\"[0-9]+\", s)))"'
 w "luajit"         luajit      'luajit -e "local t = {} for i = 1, 3e8 do local k = i % 1000 t[k] = (t[k] or 0) + i end local s = {} for i = 1, 500000 do s[#s + 1] = tostring(i) end print(#table.concat(s, \",\"))"'
 # databases
 w "sqlite3"        sqlite3     'sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT sum(x * x % 7), count(*) FROM c;"'

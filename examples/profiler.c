@@ -1105,6 +1105,8 @@ int sframe_prof_start(const struct sframe_prof_opts *opts)
 	quiet = o.quiet || env_int("SFRAME_PROF_QUIET", 0);
 	wall_clock = o.wall || env_int("SFRAME_PROF_WALL", 0);
 	follow_fork = o.follow_fork || env_int("SFRAME_PROF_FORK", 0);
+	if (o.frame_pointers || env_int("SFRAME_PROF_FRAME_POINTERS", 0))
+		sframe_backtrace_set_default_flags(SFRAME_BT_FP_FALLBACK_ANY);
 
 	/* Find the loaded objects now, not in the first signal handlers. */
 	sframe_backtrace_warmup();

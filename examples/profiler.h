@@ -42,6 +42,9 @@ struct sframe_prof_opts {
 	int pprof;       /* 0: SFRAME_PROF_PPROF */
 	int wall;        /* 0: SFRAME_PROF_WALL */
 	int follow_fork; /* 0: SFRAME_PROF_FORK */
+	int frame_pointers; /* 0: SFRAME_PROF_FRAME_POINTERS: code without unwind
+			       tables walked by its frame pointers
+			       (SFRAME_BT_FP_FALLBACK_ANY) */
 };
 
 /* Start sampling every thread of the process: the ones running now and

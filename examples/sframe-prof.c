@@ -1,6 +1,6 @@
 /* sframe-prof: run an unmodified program under the sampling profiler.
  *
- *   sframe-prof [-F HZ] [-o FILE] [--wall] [--] COMMAND [ARGS...]
+ *   sframe-prof [-F HZ] [-o FILE] [--wall] [--frame-pointers] [--] COMMAND [ARGS...]
  *
  * It sets LD_PRELOAD to libsframe-profiler.so and the profiler's
  * SFRAME_PROF_* variables (examples/profiler.h), then execs COMMAND: the
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: sframe-prof [-F HZ] [-o FILE] [--wall] [--] COMMAND [ARGS...]\n"
+	"usage: sframe-prof [-F HZ] [-o FILE] [--wall] [--frame-pointers] [--] COMMAND [ARGS...]\n"
 	"\n"
 	"Run COMMAND under the sframebt sampling profiler (LD_PRELOAD of\n"
 	"libsframe-profiler.so) and write its profile when it exits; a summary\n"
@@ -41,6 +41,10 @@ static const char usage[] =
 	"  --wall     sample every thread on the wall clock, running or not, so\n"
 	"             that sleeping, waiting on locks and I/O show (system calls\n"
 	"             may then return EINTR more often)\n"
+	"  --frame-pointers\n"
+	"             walk code that has no unwind tables (a JIT's that nothing\n"
+	"             registers, such as V8's; assembly) by its frame pointers,\n"
+	"             where the frame record checks out\n"
 	"  -h, --help this text\n"
 	"\n"
 	"Child processes are profiled too (exec'd or forked), each into a file\n"
@@ -75,7 +79,7 @@ static int find_profiler(char *out, size_t size)
 int main(int argc, char **argv)
 {
 	const char *hz = NULL, *file = NULL;
-	int wall = 0, i = 1;
+	int wall = 0, fp = 0, i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--") == 0) {
@@ -86,6 +90,8 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--wall") == 0) {
 			wall = 1;
+		} else if (strcmp(a, "--frame-pointers") == 0) {
+			fp = 1;
 		} else if ((strcmp(a, "-F") == 0 || strcmp(a, "-o") == 0) && i + 1 < argc) {
 			*(a[1] == 'F' ? &hz : &file) = argv[++i];
 		} else if (strncmp(a, "-F", 2) == 0 && a[2]) {
@@ -130,7 +136,9 @@ int main(int argc, char **argv)
 	    setenv("SFRAME_PROF_PID", pid, 1) != 0 || setenv("SFRAME_PROF_FORK", "1", 1) != 0 ||
 	    (hz && setenv("SFRAME_PROF_HZ", hz, 1) != 0) ||
 	    (wall && setenv("SFRAME_PROF_WALL", "1", 1) != 0) ||
-	    (!wall && unsetenv("SFRAME_PROF_WALL") != 0)) {
+	    (!wall && unsetenv("SFRAME_PROF_WALL") != 0) ||
+	    (fp && setenv("SFRAME_PROF_FRAME_POINTERS", "1", 1) != 0) ||
+	    (!fp && unsetenv("SFRAME_PROF_FRAME_POINTERS") != 0)) {
 		perror("sframe-prof: setenv");
 		return 127;
 	}

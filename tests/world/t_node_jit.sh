@@ -10,7 +10,8 @@
 # with the map's name for it (the probe reads the map itself); and the
 # samples with a JIT frame are walked whole to the outermost frame,
 # through V8's frames and node's own (its builtins have no unwind tables:
-# the frame-pointer rule serves there too).  x86-64 only;
+# the frame-pointer rule serves there too).  Then sframe-prof
+# --frame-pointers on the same program, as a user runs it.  x86-64 only;
 # skipped under sanitizers, whose runtimes cannot be preloaded.
 . tests/lib/check.sh
 need_x86_64_preload
@@ -48,3 +49,22 @@ check_all "JIT frames the perf map covers ($in_map of $frames) named with its na
 	'[ "$in_map" -gt 0 ] && [ $((100 * in_map)) -ge $((90 * frames)) ] && [ "$right" -eq "$in_map" ] && [ "$fib" -gt 0 ]' 
 check_all "samples with a JIT frame walked whole to the outermost frame ($whole of $jit)" \
 	'[ "$jit" -gt 0 ] && [ $((100 * whole)) -ge $((99 * jit)) ]'
+
+# sframe-prof --frame-pointers, as a user profiles node: the same walks
+# (SFRAME_BT_FP_FALLBACK_ANY as the default flags) give whole stacks, the
+# JavaScript functions named from the perf map in the folded stacks; the
+# same run without it stops at V8's code.
+ls /tmp/perf-*.map 2>/dev/null >"$tmp/maps.before"
+for fp in "" --frame-pointers; do
+	(cd "$tmp" && timeout 120 "$B/sframe-prof" -F 999 $fp -o "$tmp/prof$fp.folded" -- \
+		node --perf-basic-prof "$tmp/fib.js" >/dev/null 2>"$tmp/prof$fp.err")
+done
+sed 's/^/# /' "$tmp/prof--frame-pointers.err"
+cut=$(sed -n 's/^sframe-prof: \([0-9]*\) stacks truncated.*/\1/p' "$tmp/prof.err")
+cut_fp=$(sed -n 's/^sframe-prof: \([0-9]*\) stacks truncated.*/\1/p' "$tmp/prof--frame-pointers.err")
+n_fp=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/prof--frame-pointers.folded")
+whole_fib=$(grep -c '^_start;.*JS:[*~^]*fib ' "$tmp/prof--frame-pointers.folded")
+check_all "sframe-prof --frame-pointers on node: $cut_fp of $n_fp stacks truncated (without it $cut), stacks through fib rooted at _start ($whole_fib)" \
+	'[ "$n_fp" -ge 100 ] && [ $((100 * cut_fp)) -le "$n_fp" ] && [ $((4 * cut)) -ge "$n_fp" ] && [ "$whole_fib" -gt 0 ]'
+# (node leaves its perf maps behind)
+ls /tmp/perf-*.map 2>/dev/null | grep -vxF -f "$tmp/maps.before" | xargs rm -f

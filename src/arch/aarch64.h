@@ -23,10 +23,10 @@
 #define SFB_SIGRETURN_LEN 8 /* mov x8, #139; svc #0 */
 #define SFB_INSN_ALIGN 4
 
-/* Return addresses may carry a pointer-authentication signature. */
 /* No red zone: a signal frame may be written right below SP. */
 #define SFB_RED_ZONE 0u
 
+/* Return addresses may carry a pointer-authentication signature. */
 #define SFB_ARCH_PAC 1
 #define SFB_ARCH_FIXES_TOPMOST 0
 #define SFB_ARCH_FIXES_ROWS 1

@@ -51,10 +51,10 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
-#include <unwind.h>
 
 #include "backtrace.h"
 #include "check.h"
+#include "gcc_trace.h"
 #include "loaded_object.h"
 #include "sig_install.h"
 #include "uc_regs.h"
@@ -1018,34 +1018,20 @@ static bool libc_run_right(const struct sframe_bt_frame *fr, int n, int from, in
 }
 
 /* A second oracle for the frames inside libc, which have no symbols: the
- * target's libgcc unwinder (_Unwind_Backtrace, normal context only) reads
- * the same .eh_frame with its own code. */
-struct gcc_trace {
-	uintptr_t pc[MAXF];
-	int n;
-};
-
-static _Unwind_Reason_Code gcc_trace_cb(struct _Unwind_Context *ctx, void *arg)
-{
-	struct gcc_trace *g = arg;
-	/* Past the outermost frame libgcc reports one with IP 0. */
-	if (g->n < MAXF && _Unwind_GetIP(ctx))
-		g->pc[g->n++] = _Unwind_GetIP(ctx);
-	return _URC_NO_REASON;
-}
-
-/* frames[1..n) are libgcc's frames from the one at frames[1].pc on. */
+ * target's libgcc unwinder (tests/lib/gcc_trace.h, normal context only)
+ * reads the same .eh_frame with its own code.  frames[1..n) are libgcc's
+ * frames from the one at frames[1].pc on. */
 static bool same_as_libgcc(const struct sframe_bt_frame *fr, int n, const struct gcc_trace *g)
 {
 	int j = 0;
-	while (j < g->n && (n < 2 || g->pc[j] != fr[1].pc))
+	while (j < g->n && (n < 2 || g->ip[j] != fr[1].pc))
 		j++;
 	bool same = j < g->n && g->n - j == n - 1;
 	for (int i = 1; same && i < n; i++)
-		same = fr[i].pc == g->pc[j + i - 1];
+		same = fr[i].pc == g->ip[j + i - 1];
 	if (!same)
 		for (int i = 0; i < g->n; i++)
-			printf("#   libgcc %2d %#lx %s\n", i, (unsigned long)g->pc[i], fn_of(g->pc[i] - 1));
+			printf("#   libgcc %2d %#lx %s\n", i, (unsigned long)g->ip[i], fn_of(g->ip[i] - 1));
 	return same;
 }
 
@@ -1059,7 +1045,7 @@ __attribute__((noinline)) int cmp_walk(const void *a, const void *b)
 {
 	if (sort_n < 0) {
 		sort_n = sframe_backtrace_ex(NULL, sort_fr, MAXF, 0, &sort_st);
-		_Unwind_Backtrace(gcc_trace_cb, &sort_gcc);
+		gcc_trace(&sort_gcc);
 	}
 	int x = *(const int *)a, y = *(const int *)b;
 	return (x > y) - (x < y);
@@ -1117,7 +1103,7 @@ static bool thread_tail_right(const struct sframe_bt_frame *fr, int n, int at,
 __attribute__((noinline)) int twalk(int x)
 {
 	thr_n = sframe_backtrace_ex(NULL, thr_fr, MAXF, 0, &thr_st);
-	_Unwind_Backtrace(gcc_trace_cb, &thr_gcc);
+	gcc_trace(&thr_gcc);
 	return x + 1;
 }
 
@@ -1163,7 +1149,7 @@ static ucontext_t fib_back, fib_ctx;
 __attribute__((noinline)) int fwalk(int x)
 {
 	fib_n = sframe_backtrace_ex(NULL, fib_fr, MAXF, 0, &fib_st);
-	_Unwind_Backtrace(gcc_trace_cb, &fib_gcc);
+	gcc_trace(&fib_gcc);
 	return x + 1;
 }
 
@@ -1258,7 +1244,7 @@ __asm__(".text\n.globl bfib_start\n.type bfib_start, @function\n"
 __attribute__((noinline)) int bwalk(int x)
 {
 	bfib_n = sframe_backtrace_ex(NULL, bfib_fr, MAXF, 0, &bfib_st);
-	_Unwind_Backtrace(gcc_trace_cb, &bfib_gcc);
+	gcc_trace(&bfib_gcc);
 	return x + 1;
 }
 

@@ -46,7 +46,8 @@ LAYOUT_ROWS_sframe := $(SFRAME_AS)
 LAYOUT_ROWS_eh :=
 LAYOUT_DIR := $(B)/tests/layouts
 LAYOUT_BINS := $(foreach l,$(LAYOUTS),$(LAYOUT_DIR)/$(l)-sframe $(LAYOUT_DIR)/$(l)-eh)
-LAYOUT_DEPS := tests/objects/t_layouts.c tests/lib/check.h tests/lib/sig_install.h \
+LAYOUT_DEPS := tests/objects/t_layouts.c tests/objects/gcc_compare.h tests/lib/gcc_trace.h \
+	tests/lib/check.h tests/lib/sig_install.h \
 	tests/lib/uc_regs.h $(STATIC) backtrace.h tests/objects/build.mk
 
 $(LAYOUT_DIR)/liblayouts-%.so: tests/objects/layouts_lib.c tests/objects/build.mk
@@ -77,7 +78,7 @@ TEST_BINS += $(LAYOUT_BINS)
 # clang asks for .eh_frame_hdr where gcc does not: NO_EH_HDR makes both
 # link the way gcc -static does.
 STATIC_CFLAGS := $(LAYOUT_CFLAGS) $(SFRAME_AS)
-STATIC_DEPS := tests/objects/gcc_compare.h tests/lib/check.h tests/lib/sig_install.h \
+STATIC_DEPS := tests/objects/gcc_compare.h tests/lib/gcc_trace.h tests/lib/check.h tests/lib/sig_install.h \
 	tests/lib/uc_regs.h $(STATIC) backtrace.h tests/objects/build.mk
 NO_EH_HDR := -Wl,--no-eh-frame-hdr
 STATIC_CXX := $(if $(findstring clang,$(CC)),$(subst clang,clang++,$(CC)),$(if \

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unwind.h>
 #include "backtrace.h"
+#include "gcc_trace.h"
 
 #define NF 96
 #define NO_MATCH (-NF)
@@ -22,21 +22,6 @@ struct walk {
 	uintptr_t pc[NF], gcc[NF];
 };
 
-struct gcc_state {
-	struct walk *w;
-};
-
-static _Unwind_Reason_Code gcc_frame(struct _Unwind_Context *ctx, void *arg)
-{
-	struct walk *w = ((struct gcc_state *)arg)->w;
-	int before = 0;
-	uintptr_t ip = _Unwind_GetIPInfo(ctx, &before);
-	if (w->n_gcc == NF)
-		return _URC_END_OF_STACK;
-	w->gcc[w->n_gcc++] = ip;
-	return _URC_NO_REASON;
-}
-
 static void walk_now(const void *uc, struct walk *w)
 {
 	struct sframe_bt_frame f[NF];
@@ -46,11 +31,10 @@ static void walk_now(const void *uc, struct walk *w)
 	w->stop = st.stop;
 	for (int i = 0; i < w->n; i++)
 		w->pc[i] = f[i].pc;
-	struct gcc_state g = { w };
-	_Unwind_Backtrace(gcc_frame, &g);
-	/* libgcc ends with the outermost frame's undefined return address. */
-	while (w->n_gcc && w->gcc[w->n_gcc - 1] == 0)
-		w->n_gcc--;
+	struct gcc_trace g;
+	gcc_trace(&g);
+	for (int i = 0; i < g.n && w->n_gcc < NF; i++)
+		w->gcc[w->n_gcc++] = g.ip[i];
 	/* libgcc starts in this function (and, from a handler, crosses the
 	 * handler and the signal trampoline): line its frames up with ours
 	 * at our first frame, or, for a walk from here, our second (our

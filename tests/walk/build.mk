@@ -37,6 +37,7 @@ $(CHAINS_DL): tests/walk/chains_dl.c tests/walk/chains_lib.h | $(B)/tests
 
 $(B)/tests/t_walk_chains $(B)/tests/t_every_insn: $(B)/tests/t_%: tests/walk/t_%.c \
 		$(CHAINS_EXE) tests/walk/chains_lib.h tests/walk/chains_paths.h $(CHAINS_LINKED) $(CHAINS_DL) \
+		tests/lib/gcc_trace.h \
 		tests/lib/sig_install.h $(STATIC) tests/lib/check.h backtrace.h | $(B)/tests
 	$(CC) $(TESTFLAGS) $(SFRAME_AS) -rdynamic -DSFB_CHAINS_SRCDIR='"$(CURDIR)"' \
 		$< $(CHAINS_EXE) -o $@ \
@@ -72,6 +73,6 @@ $(B)/tests/t_fibers: tests/walk/t_fibers.c $(STATIC) tests/lib/check.h backtrace
 
 # t_start_nocfi: a program entered through an entry function without CFI
 # (-e nocfi_start); x86-64 assembly.
-$(B)/tests/t_start_nocfi: tests/walk/t_start_nocfi.c tests/objects/gcc_compare.h $(STATIC) \
+$(B)/tests/t_start_nocfi: tests/walk/t_start_nocfi.c tests/objects/gcc_compare.h tests/lib/gcc_trace.h $(STATIC) \
 		tests/lib/check.h backtrace.h | $(B)/tests
 	$(CC) $(TESTFLAGS) -Itests/objects -rdynamic -Wl,-e,nocfi_start $< -o $@ $(STATIC) -ldl -lpthread

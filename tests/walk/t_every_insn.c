@@ -80,7 +80,6 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
-#include <unwind.h>
 
 #include "backtrace.h"
 #include "check.h"
@@ -88,6 +87,7 @@
 #include "chains_paths.h"
 #include "sig_install.h"
 #include "fixtures/src/chain.h"
+#include "gcc_trace.h"
 
 /* ---- Groups: which object (and SFrame version) an instruction is in --- */
 
@@ -470,25 +470,6 @@ static bool at_resolver(const struct sframe_bt_status *st)
 	return resolver && st->stop == SFRAME_BT_STOP_UNSAFE_RULE && st->stop_pc - resolver < 0x100;
 }
 
-/* libgcc's _Unwind_Backtrace(), from the trap handler through the signal
- * frame: each frame's IP and CFA. */
-struct gcc_trace {
-	int n;
-	uintptr_t ip[MAXS + 16], cfa[MAXS + 16]; /* _Unwind_GetCFA(): the callee's */
-};
-
-static _Unwind_Reason_Code gcc_trace_frame(struct _Unwind_Context *ctx, void *arg)
-{
-	struct gcc_trace *t = arg;
-	int before = 0;
-	if (t->n == MAXS + 16)
-		return _URC_END_OF_STACK;
-	t->ip[t->n] = _Unwind_GetIPInfo(ctx, &before);
-	t->cfa[t->n] = _Unwind_GetCFA(ctx);
-	t->n++;
-	return _URC_NO_REASON;
-}
-
 /* Where the walk and the shadow stack part in code not listed, that code
  * may be rewriting or leaving the frames the shadow stack still holds:
  * glibc's __longjmp, whose CFI describes the jump as a return to
@@ -504,17 +485,13 @@ static bool libgcc_agrees(uintptr_t pc, const struct sframe_bt_frame *fr, int n,
 			  const struct sframe_bt_status *st)
 {
 	static struct gcc_trace t;
-	t.n = 0;
-	_Unwind_Backtrace(gcc_trace_frame, &t);
+	gcc_trace(&t);
 	int i = 0;
 	while (i < t.n && t.ip[i] != pc)
 		i++;
 	int m = t.n - i;
-	while (m > 0 && t.ip[i + m - 1] == 0) /* the outermost's undefined RA */
-		m--;
 	if (m <= 0 || n > m)
 		return false;
-	/* (libgcc's context of a frame holds its callee's CFA) */
 	for (int j = 0; j < n; j++)
 		if (fr[j].pc != t.ip[i + j] ||
 		    (i + j + 1 < t.n && fr[j].cfa != t.cfa[i + j + 1] &&

@@ -65,6 +65,6 @@ cut_fp=$(sed -n 's/^sframe-prof: \([0-9]*\) stacks truncated.*/\1/p' "$tmp/prof-
 n_fp=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/prof--frame-pointers.folded")
 whole_fib=$(grep -c '^_start;.*JS:[*~^]*fib ' "$tmp/prof--frame-pointers.folded")
 check_all "sframe-prof --frame-pointers on node: $cut_fp of $n_fp stacks truncated (without it $cut), stacks through fib rooted at _start ($whole_fib)" \
-	'[ "$n_fp" -ge 100 ] && [ $((100 * cut_fp)) -le "$n_fp" ] && [ $((4 * cut)) -ge "$n_fp" ] && [ "$whole_fib" -gt 0 ]'
+	'[ "$n_fp" -ge 50 ] && [ $((50 * cut_fp)) -le "$n_fp" ] && [ $((4 * cut)) -ge "$n_fp" ] && [ "$whole_fib" -gt 0 ]'
 # (node leaves its perf maps behind)
 ls /tmp/perf-*.map 2>/dev/null | grep -vxF -f "$tmp/maps.before" | xargs rm -f

@@ -8,6 +8,7 @@
 #ifndef SFB_ROW_H
 #define SFB_ROW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Where a value (the CFA, or a register of the caller) is found. */
@@ -74,5 +75,15 @@ struct sfb_row {
 	uint64_t expr_len;
 	struct sfb_reg_rule regs[SFB_ROW_REGS];
 };
+
+/* The rule a CFI row gives DWARF register n, or NULL where it gives none
+ * (the register keeps its value; other rows list no register). */
+static inline const struct sfb_loc *sfb_row_reg_rule(const struct sfb_row *row, unsigned n)
+{
+	for (unsigned k = 0; (row->flags & SFB_ROW_CFI) && k < row->nregs; k++)
+		if (row->regs[k].reg == n)
+			return &row->regs[k].loc;
+	return NULL;
+}
 
 #endif

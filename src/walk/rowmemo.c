@@ -39,9 +39,8 @@ bool sfb_memo_row_of(const struct sfb_row *row, int sp_reg, int fp_reg,
 	if ((row->flags & SFB_ROW_MANGLED_RA) && !SFB_ARCH_PAC)
 		return false;
 	/* The fast path takes the caller's SP from the CFA. */
-	for (unsigned k = 0; (row->flags & SFB_ROW_CFI) && k < row->nregs; k++)
-		if (row->regs[k].reg == sp_reg)
-			return false;
+	if (sfb_row_reg_rule(row, (unsigned)sp_reg))
+		return false;
 	if (c->kind != SFB_LOC_EXPR || c->deref || (c->reg != sp_reg && c->reg != fp_reg))
 		return false;
 	if (r->kind != SFB_LOC_EXPR || !r->deref || r->reg != SFB_REG_CFA)

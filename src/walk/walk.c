@@ -419,10 +419,7 @@ apply_row(struct walker *w, const struct sfb_regs *r, const struct position *at,
 		uintptr_t value[TRACKED_REGS];
 		for (uint64_t m = SFB_CALLEE_SAVED; m; m &= m - 1) {
 			unsigned n = (unsigned)__builtin_ctzll(m);
-			const struct sfb_loc *rule = NULL;
-			for (unsigned k = 0; k < row->nregs && !rule; k++)
-				if (row->regs[k].reg == n)
-					rule = &row->regs[k].loc;
+			const struct sfb_loc *rule = sfb_row_reg_rule(row, n);
 			const struct sfb_loc same = { SFB_LOC_SAME, 0, 0, 0 };
 			outcome = rule_value(&fe, rule ? rule : &same, n, &value[n]);
 			/* Saved below SP: already restored (an epilogue after its
@@ -446,10 +443,9 @@ apply_row(struct walker *w, const struct sfb_regs *r, const struct position *at,
 	 * is never memoised (sfb_memo_row_of()).  That SP must not fall (it
 	 * is the frame's own at __longjmp's last instructions, once moved). */
 	uintptr_t sp = SFB_SP_FROM_CFA(cfa);
-	for (unsigned k = 0; (row->flags & SFB_ROW_CFI) && k < row->nregs; k++) {
-		if (row->regs[k].reg != SFB_DWARF_SP)
-			continue;
-		if ((outcome = rule_value(&fe, &row->regs[k].loc, SFB_DWARF_SP, &sp)) != VAL_OK)
+	const struct sfb_loc *sp_rule = sfb_row_reg_rule(row, SFB_DWARF_SP);
+	if (sp_rule) {
+		if ((outcome = rule_value(&fe, sp_rule, SFB_DWARF_SP, &sp)) != VAL_OK)
 			return stop_for_value(outcome);
 		if (!cfa_ok(sp, r->sp, true))
 			return SFRAME_BT_STOP_BAD_CFA;

@@ -962,7 +962,6 @@ struct world_api {
 	int (*lua_loadstring)(void *, const char *);
 	int (*lua_pcallk)(void *, int, int, int, intptr_t, void *);
 	long long (*lua_tointegerx)(void *, int, int *);
-	void (*lua_close)(void *);
 	int (*z_compress2)(uint8_t *, unsigned long *, const uint8_t *, unsigned long, int);
 	int (*z_uncompress)(uint8_t *, unsigned long *, const uint8_t *, unsigned long);
 	int (*bz_compress)(char *, unsigned *, char *, unsigned, int, int, int);
@@ -1214,6 +1213,19 @@ static bool open_world_lua(void *h, struct world_api *w)
 	return w->L && w->lua_settop && w->lua_loadstring && w->lua_pcallk && w->lua_tointegerx;
 }
 
+/* open_lib(), and the object's .text as one code range: a whole section,
+ * whose functions are not told apart.  NULL if either fails. */
+static void *open_whole(const char *path, int group)
+{
+	static const char *const text[] = { ".text" };
+	void *h = open_lib(path, group, NULL);
+	struct link_map *lm = NULL;
+	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 ||
+	    !add_sections(lm->l_name, lm->l_addr, group, text, 1, false))
+		return NULL;
+	return h;
+}
+
 /* The world libraries (see world[]): Debian's by their sonames, then
  * those of DIR; their .text and PLT sections as code ranges, their entry
  * points.  False if one is missing. */
@@ -1225,21 +1237,17 @@ static bool open_world(const char *dir)
 		{ "liblua.so", "libz.so", "libbz2.so" },
 		{ "liblua.so", "libz.so", "libbz2.so" },
 	};
-	static const char *const text[] = { ".text" };
 	char path[PATH_MAX + 64];
 	bool all = true;
 	for (int v = 0; v <= 3; v++) {
 		void *h[3];
 		for (int l = 0; l < 3; l++) {
-			uintptr_t bias = 0;
-			struct link_map *lm = NULL;
 			if (v == 0)
 				snprintf(path, sizeof path, "%s", libs[v][l]);
 			else
 				snprintf(path, sizeof path, "%s/v%d/%s", dir, v, libs[v][l]);
-			h[l] = open_lib(path, G_WORLD_OF(v, l), &bias);
-			all = all && h[l] && dlinfo(h[l], RTLD_DI_LINKMAP, &lm) == 0 &&
-			      add_sections(lm->l_name, bias, G_WORLD_OF(v, l), text, 1, false);
+			h[l] = open_whole(path, G_WORLD_OF(v, l));
+			all = all && h[l];
 		}
 		if (!h[0] || !h[1] || !h[2])
 			continue;
@@ -1252,10 +1260,8 @@ static bool open_world(const char *dir)
 		all = all && w->z_compress2 && w->z_uncompress && w->bz_compress && w->bz_decompress;
 	}
 	/* Debian's OpenSSL. */
-	void *c = open_lib("libcrypto.so.3", G_WORLD_CRYPTO, NULL);
-	struct link_map *clm = NULL;
-	all = all && c && dlinfo(c, RTLD_DI_LINKMAP, &clm) == 0 &&
-	      add_sections(clm->l_name, clm->l_addr, G_WORLD_CRYPTO, text, 1, false);
+	void *c = open_whole("libcrypto.so.3", G_WORLD_CRYPTO);
+	all = all && c;
 	if (c) {
 		*(void **)&crypto.sha1 = dlsym(c, "SHA1");
 		*(void **)&crypto.sha256 = dlsym(c, "SHA256");
@@ -1276,11 +1282,8 @@ static bool open_world(const char *dir)
 	      crypto.chacha20_poly1305;
 	/* Debian's Lua built as C++: its errors are C++ exceptions, thrown
 	 * through libstdc++ and libgcc_s's unwinder to pcall's catch. */
-	void *h = open_lib("liblua5.4-c++.so.0", G_WORLD_CXX, NULL);
-	struct link_map *lm = NULL;
-	all = all && h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 &&
-	      add_sections(lm->l_name, lm->l_addr, G_WORLD_CXX, text, 1, false) &&
-	      open_world_lua(h, &world[4]);
+	void *h = open_whole("liblua5.4-c++.so.0", G_WORLD_CXX);
+	all = all && h && open_world_lua(h, &world[4]);
 	return all;
 }
 

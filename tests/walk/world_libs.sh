@@ -23,7 +23,7 @@ src=$SFB_TC/src
 # build V: the three libraries of SFrame version V
 build() {
 	local v=$1 s d cc lua f l
-	case $v in 1) s=bookworm ;; 2) s=trixie ;; 3) s=sid ;; esac
+	s=$(tc_suite_of "$v")
 	d=$out/v$v
 	[ -e "$d/.stamp" ] && [ "$d/.stamp" -nt "$self" ] && return 0
 	rm -rf "$d"
